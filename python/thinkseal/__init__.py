@@ -1,0 +1,41 @@
+"""thinkseal: keep an LLM's thinking exactly as each provider returned it, and
+replay it only where it still holds.
+
+See README.md for a tour and API.md for the contract.
+"""
+
+from __future__ import annotations
+
+from ._binding import FINGERPRINT_VERSION, Binding, Origin
+from ._blocks import ThinkingBlock
+from ._conversation import Conversation
+from ._errors import ReplayError, ResponseError, ThinksealError, ValidationError
+from ._messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
+from ._persist import message_from_dict
+from ._replay import Replay, ReplayEntry, ReplayReport
+from ._tool import Tool
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FINGERPRINT_VERSION",
+    "AssistantMessage",
+    "Binding",
+    "Conversation",
+    "Message",
+    "Origin",
+    "Replay",
+    "ReplayEntry",
+    "ReplayError",
+    "ReplayReport",
+    "ResponseError",
+    "SystemMessage",
+    "ThinkingBlock",
+    "ThinksealError",
+    "Tool",
+    "ToolCall",
+    "ToolMessage",
+    "UserMessage",
+    "ValidationError",
+    "message_from_dict",
+]

@@ -1,0 +1,101 @@
+"""JSON values as thinkseal stores them: validated, canonicalised and frozen.
+
+Tool-call arguments, tool parameters and response formats are JSON. They are
+checked and written in RFC 8785 form by the native core (which names the path
+of anything that is not JSON), then deep-copied into read-only containers, so a
+stored value can never drift from the digest that was taken of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NoReturn, TypeAlias
+
+from . import _core
+
+JSON: TypeAlias = "Mapping[str, JSON] | list[JSON] | tuple[JSON, ...] | str | int | float | bool | None"
+
+__all__ = ["JSON", "FrozenDict", "FrozenList", "freeze_json"]
+
+
+def _read_only(self: object, *args: object, **kwargs: object) -> NoReturn:
+    raise TypeError(f"{type(self).__name__} is read-only: thinkseal JSON values are immutable")
+
+
+class FrozenDict(dict[str, Any]):
+    """A read-only ``dict``: equal to, and serialisable like, a plain dict."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __ior__ = _read_only
+    clear = pop = popitem = setdefault = update = _read_only
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        # Consistent with dict equality (equal dicts have equal key sets).
+        return hash(frozenset(self.keys()))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenDict, (dict(self),))
+
+    def __copy__(self) -> FrozenDict:
+        return self
+
+    def __deepcopy__(self, memo: object) -> FrozenDict:
+        return self
+
+    def __repr__(self) -> str:
+        return dict.__repr__(self)
+
+
+class FrozenList(list[Any]):
+    """A read-only ``list``: equal to, and serialisable like, a plain list."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only
+    append = clear = extend = insert = pop = remove = reverse = sort = _read_only
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(len(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenList, (list(self),))
+
+    def __copy__(self) -> FrozenList:
+        return self
+
+    def __deepcopy__(self, memo: object) -> FrozenList:
+        return self
+
+    def __repr__(self) -> str:
+        return list.__repr__(self)
+
+
+def _freeze(value: Any) -> Any:
+    # Only called after the core validated `value`, so every case here is JSON.
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, dict):
+        return FrozenDict({str.__str__(k): _freeze(v) for k, v in value.items()})
+    return FrozenList(_freeze(v) for v in value)
+
+
+def freeze_json(value: object, root: str) -> tuple[Any, bytes]:
+    """Validate ``value`` as JSON and return ``(frozen copy, RFC 8785 bytes)``.
+
+    Raises ``ValidationError`` naming the path under ``root`` when it is not JSON.
+    """
+    canonical = _core.canonical_json(value, root)
+    return _freeze(value), canonical
+
+
+def require_object(value: object, root: str) -> None:
+    """Refuse anything but a JSON object (a ``dict``) at ``root``."""
+    if not isinstance(value, dict):
+        from ._errors import ValidationError
+
+        raise ValidationError(f"{root}: expected a JSON object (dict), got {type(value).__name__}", path=root)

@@ -1,0 +1,352 @@
+"""Messages and tool calls, with the sealing rules of an assistant turn.
+
+Every message caches its own digest (computed by the native core on first
+use); immutability is what makes that cache safe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar, Union
+
+from . import _core
+from ._binding import Binding
+from ._blocks import ThinkingBlock
+from ._errors import ValidationError
+from ._frozen import Frozen, check_bool, check_sequence, check_str
+from ._json import JSON, freeze_json, require_object
+
+Part = Union[str, "ToolCall", ThinkingBlock]
+
+__all__ = [
+    "AssistantMessage",
+    "Message",
+    "Part",
+    "SystemMessage",
+    "ToolCall",
+    "ToolMessage",
+    "UserMessage",
+]
+
+
+class ToolCall(Frozen):
+    """One tool invocation the model requested. ``arguments`` is a JSON object (read-only)."""
+
+    __slots__ = ("_arguments_jcs", "arguments", "id", "name")
+    __match_args__ = ("id", "name", "arguments")
+    _fp_kind: ClassVar[str] = "call"
+    id: str
+    name: str
+    arguments: Mapping[str, Any]
+    _arguments_jcs: bytes
+
+    def __init__(self, id: str, name: str, arguments: Mapping[str, JSON]) -> None:  # noqa: A002
+        require_object(arguments, "ToolCall.arguments")
+        frozen, canonical = freeze_json(arguments, "ToolCall.arguments")
+        self._init(
+            id=check_str(id, "ToolCall.id", blank_ok=False),
+            name=check_str(name, "ToolCall.name", blank_ok=False),
+            arguments=frozen,
+            _arguments_jcs=canonical,
+        )
+
+    @property
+    def arguments_json(self) -> str:
+        """The arguments as RFC 8785 JSON text (keys sorted, numbers canonical)."""
+        return self._arguments_jcs.decode()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolCall):
+            return NotImplemented
+        return (self.id, self.name, self._arguments_jcs) == (other.id, other.name, other._arguments_jcs)
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.name, self._arguments_jcs))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ToolCall, (self.id, self.name, dict(self.arguments)))
+
+    def __replace__(self, **changes: Any) -> ToolCall:
+        return ToolCall(**{"id": self.id, "name": self.name, "arguments": self.arguments, **changes})
+
+    def __repr__(self) -> str:
+        return f"ToolCall(id={self.id!r}, name={self.name!r}, arguments={dict(self.arguments)!r})"
+
+
+class Message(Frozen):
+    """Base of the four message types. ``role`` is "system", "user", "assistant" or "tool"."""
+
+    __slots__ = ("_digest",)
+    role: ClassVar[str]
+    _digest: bytes | None
+
+    def _fields(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @property
+    def digest(self) -> bytes:
+        """The 32-byte fingerprint digest of this message (docs/fingerprint.md)."""
+        cached = self._digest
+        if cached is None:
+            cached = _core.message_digest(self)
+            object.__setattr__(self, "_digest", cached)
+        return cached
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field (see ``message_from_dict``)."""
+        from ._persist import message_to_dict
+
+        return message_to_dict(self)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Message):
+            return NotImplemented
+        return type(self) is type(other) and self.digest == other.digest
+
+    def __hash__(self) -> int:
+        return hash(self.digest)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), tuple(self._fields().values()))
+
+    def __replace__(self, **changes: Any) -> Message:
+        return type(self)(**{**self._fields(), **changes})
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self._fields().items())
+        return f"{type(self).__name__}({args})"
+
+
+class _TextMessage(Message):
+    __slots__ = ("content",)
+    content: str
+
+    def __init__(self, content: str) -> None:
+        self._init(content=check_str(content, f"{type(self).__name__}.content", blank_ok=False), _digest=None)
+
+    def _fields(self) -> dict[str, Any]:
+        return {"content": self.content}
+
+
+class SystemMessage(_TextMessage):
+    """A system prompt. It may stand anywhere in a conversation; providers with
+    one top-level system field receive all of them, in order."""
+
+    __slots__ = ()
+    role: ClassVar[str] = "system"
+
+
+class UserMessage(_TextMessage):
+    __slots__ = ()
+    role: ClassVar[str] = "user"
+
+
+class ToolMessage(Message):
+    """The result of the tool call ``tool_call_id``."""
+
+    __slots__ = ("content", "is_error", "tool_call_id")
+    role: ClassVar[str] = "tool"
+    content: str
+    tool_call_id: str
+    is_error: bool
+
+    def __init__(self, content: str, tool_call_id: str, is_error: bool = False) -> None:
+        self._init(
+            content=check_str(content, "ToolMessage.content", blank_ok=False),
+            tool_call_id=check_str(tool_call_id, "ToolMessage.tool_call_id", blank_ok=False),
+            is_error=check_bool(is_error, "ToolMessage.is_error"),
+            _digest=None,
+        )
+
+    def _fields(self) -> dict[str, Any]:
+        return {"content": self.content, "tool_call_id": self.tool_call_id, "is_error": self.is_error}
+
+
+def _check_parts(parts: object) -> tuple[Part, ...]:
+    checked: list[Part] = []
+    for i, part in enumerate(check_sequence(parts, "AssistantMessage.parts")):
+        if isinstance(part, str):
+            checked.append(check_str(part, f"AssistantMessage.parts[{i}]"))
+        elif isinstance(part, (ToolCall, ThinkingBlock)):
+            checked.append(part)
+        else:
+            raise ValidationError(
+                f"AssistantMessage.parts[{i}]: expected str, ToolCall or ThinkingBlock, got {type(part).__name__}",
+                path=f"AssistantMessage.parts[{i}]",
+            )
+    return tuple(checked)
+
+
+def _check_items(items: object, kind: type, path: str) -> tuple[Any, ...]:
+    values = check_sequence(items, path)
+    for i, item in enumerate(values):
+        if not isinstance(item, kind):
+            raise ValidationError(
+                f"{path}[{i}]: expected {kind.__qualname__}, got {type(item).__name__}", path=f"{path}[{i}]"
+            )
+    return values
+
+
+def _canonical_parts(
+    content: str | None, tool_calls: tuple[ToolCall, ...], thinking: tuple[ThinkingBlock, ...]
+) -> tuple[Part, ...]:
+    text: tuple[Part, ...] = () if content is None else (content,)
+    return (*thinking, *text, *tool_calls)
+
+
+def _unsealed_thinking(thinking: Iterable[ThinkingBlock]) -> tuple[ThinkingBlock, ...]:
+    return tuple(
+        ThinkingBlock.Text(b.text) if b.is_sealed else b
+        for b in thinking
+        if isinstance(b, ThinkingBlock.Text) and b.text
+    )
+
+
+class AssistantMessage(Message):
+    """A model's reply: optional text, tool calls, and the thinking before them.
+
+    See API.md "Messages" for the sealing rules: ``with_content`` and
+    ``with_tool_calls`` with a different value unseal the thinking;
+    ``with_thinking`` replaces it; only a provider's ``receive`` (or
+    ``Conversation.rebind``) attaches a binding.
+    """
+
+    __slots__ = ("_unsealed", "content_opt", "parts", "thinking", "thinking_binding", "tool_calls")
+    role: ClassVar[str] = "assistant"
+    content_opt: str | None
+    tool_calls: tuple[ToolCall, ...]
+    thinking: tuple[ThinkingBlock, ...]
+    parts: tuple[Part, ...]
+    thinking_binding: Binding | None
+    _unsealed: AssistantMessage | None
+
+    def __init__(
+        self,
+        content: str | None = None,
+        tool_calls: Sequence[ToolCall] = (),
+        thinking: Sequence[ThinkingBlock] = (),
+    ) -> None:
+        content = None if content is None else check_str(content, "AssistantMessage.content")
+        calls = _check_items(tool_calls, ToolCall, "AssistantMessage.tool_calls")
+        blocks = _check_items(thinking, ThinkingBlock, "AssistantMessage.thinking")
+        self._set(_canonical_parts(content, calls, blocks), None)
+
+    def _set(self, parts: tuple[Part, ...], binding: Binding | None) -> None:
+        texts = [p for p in parts if isinstance(p, str)]
+        self._init(
+            parts=parts,
+            content_opt="".join(texts) if texts else None,
+            tool_calls=tuple(p for p in parts if isinstance(p, ToolCall)),
+            thinking=tuple(p for p in parts if isinstance(p, ThinkingBlock)),
+            thinking_binding=binding,
+            _digest=None,
+            _unsealed=None,
+        )
+
+    @classmethod
+    def from_parts(cls, parts: Sequence[Part]) -> AssistantMessage:
+        """A turn whose blocks stand in the given order (text, tool calls, thinking)."""
+        message = cls.__new__(cls)
+        message._set(_check_parts(parts), None)
+        return message
+
+    def _bound(self, binding: Binding | None) -> AssistantMessage:
+        """This turn with ``binding`` attached (for receive, rebind and persistence)."""
+        if binding is self.thinking_binding:
+            return self
+        message = AssistantMessage.__new__(AssistantMessage)
+        message._set(self.parts, binding)
+        object.__setattr__(message, "_digest", self._digest)
+        return message
+
+    @property
+    def content(self) -> str:
+        """The text; ``""`` when the model produced none."""
+        return self.content_opt or ""
+
+    @property
+    def has_sealed_thinking(self) -> bool:
+        return any(b.is_sealed for b in self.thinking)
+
+    @property
+    def thinking_text(self) -> str:
+        return "".join(b.text for b in self.thinking if isinstance(b, ThinkingBlock.Text))
+
+    @property
+    def is_well_formed(self) -> bool:
+        return bool(self.content.strip()) or bool(self.tool_calls)
+
+    def validate(self) -> AssistantMessage:
+        if not self.is_well_formed:
+            raise ValidationError(
+                "AssistantMessage: needs non-blank content or at least one tool call (thinking alone is not a reply)",
+                path="AssistantMessage",
+            )
+        return self
+
+    def with_content(self, content: str | None) -> AssistantMessage:
+        if content == self.content_opt and (content is None) == (self.content_opt is None):
+            return self
+        return AssistantMessage(content, self.tool_calls, _unsealed_thinking(self.thinking))
+
+    def with_tool_calls(self, tool_calls: Sequence[ToolCall]) -> AssistantMessage:
+        calls = _check_items(tool_calls, ToolCall, "AssistantMessage.tool_calls")
+        if calls == self.tool_calls:
+            return self
+        return AssistantMessage(self.content_opt, calls, _unsealed_thinking(self.thinking))
+
+    def with_thinking(self, thinking: Sequence[ThinkingBlock] | str) -> AssistantMessage:
+        if isinstance(thinking, str):
+            blocks: Sequence[ThinkingBlock] = (ThinkingBlock.Text(thinking),) if thinking else ()
+        else:
+            blocks = thinking
+        return AssistantMessage(self.content_opt, self.tool_calls, blocks)
+
+    def unsealed(self) -> AssistantMessage:
+        """This turn with only its unsigned reasoning text: no signatures, redacted
+        or opaque blocks, no binding. The same object when there is nothing to drop."""
+        cached = self._unsealed
+        if cached is None:
+            if not self.has_sealed_thinking and self.thinking_binding is None:
+                cached = self
+            else:
+                cached = AssistantMessage(self.content_opt, self.tool_calls, _unsealed_thinking(self.thinking))
+            object.__setattr__(self, "_unsealed", cached)
+        return cached
+
+    def _fields(self) -> dict[str, Any]:
+        return {"content": self.content_opt, "tool_calls": self.tool_calls, "thinking": self.thinking}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Message):
+            return NotImplemented
+        return (
+            isinstance(other, AssistantMessage)
+            and self.digest == other.digest
+            and self.thinking_binding == other.thinking_binding
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.digest, self.thinking_binding))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_restore_assistant, (self.parts, self.thinking_binding))
+
+    def __repr__(self) -> str:
+        fields = [f"content={self.content_opt!r}"]
+        if self.tool_calls:
+            fields.append(f"tool_calls={list(self.tool_calls)!r}")
+        if self.thinking:
+            fields.append(f"thinking={list(self.thinking)!r}")
+        if self.thinking_binding is not None:
+            fields.append(f"thinking_binding={self.thinking_binding!r}")
+        return f"AssistantMessage({', '.join(fields)})"
+
+
+def _restore_assistant(parts: Sequence[Part], binding: Binding | None) -> AssistantMessage:
+    """Unpickling: a binding that does not fingerprint these very parts is dropped,
+    so no pickle, however it was made, carries a binding across a change."""
+    message = AssistantMessage.from_parts(parts)
+    if binding is not None and isinstance(binding, Binding) and binding.turn == message.digest:
+        message = message._bound(binding)
+    return message

@@ -1,0 +1,419 @@
+"""The replay decision: which sealed turns go out sealed to a target, and why.
+
+A turn's sealed thinking is replayed only if its binding names the target
+origin, the turn is unchanged, and the prefix before it (every message *as
+sent* to this target, plus the request context) still has the fingerprint the
+binding recorded. Because each turn's as-sent form feeds the chain of every
+later turn, unsealing one turn unseals all later ones: kept turns are always an
+unbroken leading run.
+
+The walk over a conversation is sequential (a decision needs the chain before
+it), and its results for the settled part of a conversation are kept in a
+``ReplayStore`` that conversations derived by appending share, so a request
+after k new messages walks only those k.
+"""
+
+from __future__ import annotations
+
+import threading
+from array import array
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Final, overload
+
+from . import _core
+from ._binding import FINGERPRINT_VERSION, Binding, Origin
+from ._frozen import Frozen
+from ._messages import AssistantMessage, Message, ToolMessage, UserMessage
+
+if TYPE_CHECKING:
+    from ._messages import ToolCall
+
+CHAIN_START: Final[bytes] = _core.CHAIN_START
+
+# One byte per message in a store; 0 marks a message that is not an assistant turn.
+REASONS: Final[tuple[str, ...]] = (
+    "",
+    "kept",
+    "no-sealed-thinking",
+    "unbound",
+    "origin-mismatch",
+    "turn-changed",
+    "prefix-changed",
+    "version-mismatch",
+    "unpaired-tool-call",
+)
+KEPT, NO_SEALED, UNBOUND, ORIGIN, TURN, PREFIX, VERSION, UNPAIRED = range(1, 9)
+
+
+def stray_tool_text(message: ToolMessage) -> str:
+    """The user text a tool result goes out as when it answers no call of the
+    turn before it (providers reject orphan tool results)."""
+    status = " (error)" if message.is_error else ""
+    return f"[tool result for call {message.tool_call_id}{status}]\n{message.content}"
+
+
+def stray_tool_message(message: ToolMessage) -> UserMessage:
+    return UserMessage(stray_tool_text(message))
+
+
+def answered_ids(items: Sequence[Message], turn: int, end: int) -> set[str]:
+    """Ids of the calls of ``items[turn]`` answered in the run of tool messages
+    right after it (system messages in the run are skipped)."""
+    wanted = {c.id for c in items[turn].tool_calls}  # type: ignore[attr-defined]
+    answered: set[str] = set()
+    i = turn + 1
+    while i < end and wanted:
+        role = items[i].role
+        if role == "tool":
+            call_id = items[i].tool_call_id  # type: ignore[attr-defined]
+            if call_id in wanted:
+                wanted.discard(call_id)
+                answered.add(call_id)
+        elif role != "system":
+            break
+        i += 1
+    return answered
+
+
+def paired_calls(message: AssistantMessage, answered: set[str]) -> tuple[ToolCall, ...]:
+    seen: set[str] = set()
+    calls = []
+    for call in message.tool_calls:
+        if call.id in answered and call.id not in seen:
+            seen.add(call.id)
+            calls.append(call)
+    return tuple(calls)
+
+
+class ReplayEntry(Frozen):
+    """The decision for one assistant turn: ``index`` in ``messages`` and ``reason``."""
+
+    __slots__ = ("index", "reason")
+    __match_args__ = ("index", "reason", "kept")
+    index: int
+    reason: str
+
+    def __init__(self, index: int, reason: str) -> None:
+        self._init(index=index, reason=reason)
+
+    @property
+    def kept(self) -> bool:
+        return self.reason == "kept"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ReplayEntry):
+            return NotImplemented
+        return (self.index, self.reason) == (other.index, other.reason)
+
+    def __hash__(self) -> int:
+        return hash((self.index, self.reason))
+
+    def __repr__(self) -> str:
+        return f"ReplayEntry(index={self.index}, reason={self.reason!r})"
+
+
+class ReplayStore:
+    """Walk results for one (target origin, request context): the chain value
+    after each message (32 bytes each), a reason code per message, and the
+    indices of assistant turns. Append-only; shared by derived conversations,
+    each of which knows how long a prefix of it is its own (see ``claim``)."""
+
+    __slots__ = ("_lock", "chain", "codes", "context", "origin", "turns")
+
+    def __init__(self, origin: Origin, context: bytes) -> None:
+        self.origin = origin
+        self.context = context
+        self.chain = bytearray()
+        self.codes = bytearray()
+        self.turns = array("q")
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def chain_before(self, index: int) -> bytes:
+        return CHAIN_START if index == 0 else bytes(self.chain[32 * (index - 1) : 32 * index])
+
+    def fork(self, length: int) -> ReplayStore:
+        """A private copy of the first ``length`` entries (a branch of history)."""
+        copy = ReplayStore(self.origin, self.context)
+        copy.chain[:] = self.chain[: 32 * length]
+        copy.codes[:] = self.codes[:length]
+        copy.turns = self.turns[: bisect_left(self.turns, length)]
+        return copy
+
+    def claim(self, length: int) -> ReplayStore:
+        """This store if its entries end at ``length`` (so extending it cannot
+        clobber another conversation's entries), else a fork."""
+        with self._lock:
+            if len(self.codes) == length:
+                return self
+        return self.fork(length)
+
+    def extend(self, length: int, chain: bytes, codes: bytes, turns: Sequence[int]) -> bool:
+        """Append entries after ``length``; False if someone else got there first."""
+        with self._lock:
+            if len(self.codes) != length:
+                return False
+            self.chain += chain
+            self.codes += codes
+            self.turns.extend(turns)
+            return True
+
+
+class _Walk:
+    """The result of walking messages ``start..end`` after a given chain value."""
+
+    __slots__ = ("chain", "codes", "sent", "turns")
+
+    def __init__(self) -> None:
+        self.chain = bytearray()
+        self.codes = bytearray()
+        self.turns: list[int] = []
+        self.sent: list[Message] = []
+
+
+def prefix_digest(origin: Origin, context: bytes, chain_before: bytes) -> bytes:
+    return _core.prefix_digest(
+        FINGERPRINT_VERSION, origin.provider, origin.model, origin.account, context, chain_before
+    )
+
+
+def decide(message: AssistantMessage, target: Origin, context: bytes, chain_before: bytes, unpaired: bool) -> int:
+    """The reason code for replaying ``message`` (whose prefix chain is ``chain_before``) to ``target``."""
+    if not message.has_sealed_thinking:
+        return NO_SEALED
+    binding = message.thinking_binding
+    if binding is None:
+        return UNBOUND
+    if binding.version != FINGERPRINT_VERSION:
+        return VERSION
+    if binding.origin != target:
+        return ORIGIN
+    if binding.turn != message.digest:
+        return TURN
+    if binding.prefix != prefix_digest(target, context, chain_before):
+        return PREFIX
+    if unpaired:
+        return UNPAIRED
+    return KEPT
+
+
+def sent_form(message: AssistantMessage, code: int, answered: set[str]) -> AssistantMessage:
+    """The turn as it goes out: itself when kept, else unsealed, and in either
+    case without the calls that no tool result answers."""
+    sent = message if code == KEPT else message.unsealed()
+    calls = paired_calls(message, answered)
+    return sent if calls == message.tool_calls else sent.with_tool_calls(calls)
+
+
+def ensure_digests(items: Sequence[Message], start: int, end: int) -> None:
+    """Compute the missing message digests of ``items[start:end]`` in one native
+    batch (hashed without the GIL, on two threads when the batch is large)."""
+    missing = [m for m in items[start:end] if m._digest is None]
+    if len(missing) > 16:
+        for message, digest in zip(missing, _core.message_digests(missing, 2)):
+            object.__setattr__(message, "_digest", digest)
+
+
+def walk(
+    items: Sequence[Message],
+    start: int,
+    end: int,
+    total: int,
+    chain: bytes,
+    target: Origin,
+    context: bytes,
+    keep_sent: bool = False,
+) -> _Walk:
+    """Decide and chain messages ``start..end`` of ``items[:total]``, after ``chain``.
+
+    ``total`` bounds the look-ahead for tool pairing. Runs of messages whose
+    as-sent digest is known are chained in one native call.
+    """
+    ensure_digests(items, start, end)
+    result = _Walk()
+    pending: list[bytes] = []  # as-sent digests not yet chained
+    open_calls: set[str] = set()  # calls of the last assistant turn not yet answered
+
+    def flush() -> None:
+        nonlocal chain
+        if pending:
+            packed = _core.chain(chain, b"".join(pending))
+            result.chain += packed
+            chain = packed[-32:]
+            pending.clear()
+
+    for i in range(start, end):
+        message = items[i]
+        role = message.role
+        if role == "assistant":
+            assert isinstance(message, AssistantMessage)
+            answered = answered_ids(items, i, total) if message.tool_calls else set()
+            unpaired = len(answered) < len({c.id for c in message.tool_calls})
+            if message.has_sealed_thinking:
+                flush()
+            code = decide(message, target, context, chain, unpaired)
+            sent = sent_form(message, code, answered)
+            result.codes.append(code)
+            result.turns.append(i)
+            open_calls = set(answered)
+            digest = sent.digest
+        else:
+            result.codes.append(0)
+            sent = message
+            if role == "tool":
+                assert isinstance(message, ToolMessage)
+                if message.tool_call_id in open_calls:
+                    open_calls.discard(message.tool_call_id)
+                else:
+                    sent = stray_tool_message(message)
+            elif role == "user":
+                open_calls = set()
+            digest = sent.digest
+        pending.append(digest)
+        if keep_sent:
+            result.sent.append(sent)
+    flush()
+    return result
+
+
+def settled_end(items: Sequence[Message], total: int) -> int:
+    """Messages before this index have final decisions: appending can change
+    only the pairing of the last assistant turn still followed by nothing but
+    tool and system messages."""
+    i = total - 1
+    while i >= 0 and items[i].role in ("tool", "system"):
+        i -= 1
+    return i if i >= 0 and items[i].role == "assistant" else total
+
+
+class ReplayReport(Sequence[ReplayEntry]):
+    """One ``ReplayEntry`` per assistant turn, in order. Built lazily from the
+    shared store, so making one costs nothing per earlier turn."""
+
+    __slots__ = ("_store", "_store_len", "_store_turns", "_tail")
+
+    def __init__(self, store: ReplayStore, store_len: int, tail: list[tuple[int, int]]) -> None:
+        self._store = store
+        self._store_len = store_len
+        self._store_turns = bisect_left(store.turns, store_len)
+        self._tail = tail
+
+    def __len__(self) -> int:
+        return self._store_turns + len(self._tail)
+
+    @overload
+    def __getitem__(self, i: int) -> ReplayEntry: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[ReplayEntry]: ...
+    def __getitem__(self, i: int | slice) -> ReplayEntry | Sequence[ReplayEntry]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("replay report index out of range")
+        if i < self._store_turns:
+            index = self._store.turns[i]
+            return ReplayEntry(index, REASONS[self._store.codes[index]])
+        index, code = self._tail[i - self._store_turns]
+        return ReplayEntry(index, REASONS[code])
+
+    def __iter__(self) -> Iterator[ReplayEntry]:
+        for i in range(len(self)):
+            yield self[i]
+
+    @property
+    def kept_count(self) -> int:
+        """How many turns go out sealed (always the first ``kept_count`` turns with sealed thinking)."""
+        return sum(1 for e in self if e.kept)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ReplayReport):
+            return NotImplemented
+        return list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ReplayReport({list(self)!r})"
+
+
+class Replay:
+    """The replay decision for one conversation and target origin.
+
+    ``report`` says per assistant turn what is kept and why; ``sent(i)`` is
+    message ``i`` as it goes out; ``bind(reply)`` binds the provider's reply to
+    this request as sent. Provider adapters build their bodies from these.
+    """
+
+    __slots__ = ("_items", "_tail_sent", "_tail_start", "_total", "chain_end", "context", "origin", "report")
+
+    def __init__(
+        self,
+        items: Sequence[Message],
+        total: int,
+        origin: Origin,
+        context: bytes,
+        report: ReplayReport,
+        tail_start: int,
+        tail_sent: list[Message],
+        chain_end: bytes,
+    ) -> None:
+        self._items = items
+        self._total = total
+        self.origin = origin
+        self.context = context
+        self.report = report
+        self._tail_start = tail_start
+        self._tail_sent = tail_sent
+        self.chain_end = chain_end
+
+    def code(self, index: int) -> int:
+        """The reason code of message ``index`` (0 for messages that are not assistant turns)."""
+        if index >= self._tail_start:
+            message = self._items[index]
+            if message.role != "assistant":
+                return 0
+            # The tail is short; find its entry.
+            for i, code in self.report._tail:
+                if i == index:
+                    return code
+            return 0
+        return self.report._store.codes[index]
+
+    def kept(self, index: int) -> bool:
+        return self.code(index) == KEPT
+
+    def sent(self, index: int) -> Message:
+        """Message ``index`` as it goes out to this target."""
+        if not 0 <= index < self._total:
+            raise IndexError("message index out of range")
+        if index >= self._tail_start:
+            return self._tail_sent[index - self._tail_start]
+        message = self._items[index]
+        if isinstance(message, AssistantMessage):
+            answered = answered_ids(self._items, index, self._total) if message.tool_calls else set()
+            return sent_form(message, self.code(index), answered)
+        if isinstance(message, ToolMessage):
+            j = index - 1
+            while j >= 0 and self._items[j].role in ("tool", "system"):
+                j -= 1
+            prior = self._items[j] if j >= 0 else None
+            if isinstance(prior, AssistantMessage):
+                earlier = {m.tool_call_id for m in self._items[j + 1 : index] if isinstance(m, ToolMessage)}
+                if message.tool_call_id in {c.id for c in prior.tool_calls} - earlier:
+                    return message
+            return stray_tool_message(message)
+        return message
+
+    def bind(self, reply: AssistantMessage) -> AssistantMessage:
+        """``reply`` bound to this request as it was sent, if it has sealed thinking;
+        otherwise returned as it is (a reply without sealed thinking is not sealed)."""
+        if not reply.has_sealed_thinking:
+            return reply._bound(None)
+        prefix = prefix_digest(self.origin, self.context, self.chain_end)
+        return reply._bound(Binding(self.origin, FINGERPRINT_VERSION, prefix, reply.digest))

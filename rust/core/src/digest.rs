@@ -1,0 +1,163 @@
+//! BLAKE3 digests: per message, per prefix (the chain), per context and per
+//! binding prefix (docs/fingerprint.md §4).
+//!
+//! Each purpose has its own key, derived from a versioned BLAKE3 `derive_key`
+//! context, so a digest of one kind can never be mistaken for another and a new
+//! fingerprint version never collides with an old one.
+
+use std::sync::LazyLock;
+
+use crate::encode;
+use crate::model::{Context, Message, Origin};
+
+/// The fingerprint version. Any change to an encoding or a context string is a
+/// new version; bindings carry it, so an old binding reads as a version mismatch.
+pub const VERSION: u32 = 1;
+
+pub type Digest = [u8; 32];
+
+pub const MESSAGE_CONTEXT: &str = "thinkseal 2026-11-30 v1 message digest";
+pub const CHAIN_CONTEXT: &str = "thinkseal 2026-11-30 v1 prefix chain";
+pub const CONTEXT_CONTEXT: &str = "thinkseal 2026-11-30 v1 request context";
+pub const PREFIX_CONTEXT: &str = "thinkseal 2026-11-30 v1 binding prefix";
+
+/// The chain value of the empty prefix.
+pub const CHAIN_START: Digest = [0u8; 32];
+
+fn key(context: &str) -> Digest {
+    blake3::derive_key(context, b"")
+}
+
+static MESSAGE_KEY: LazyLock<Digest> = LazyLock::new(|| key(MESSAGE_CONTEXT));
+static CHAIN_KEY: LazyLock<Digest> = LazyLock::new(|| key(CHAIN_CONTEXT));
+static CONTEXT_KEY: LazyLock<Digest> = LazyLock::new(|| key(CONTEXT_CONTEXT));
+static PREFIX_KEY: LazyLock<Digest> = LazyLock::new(|| key(PREFIX_CONTEXT));
+
+fn keyed(key: &Digest, bytes: &[u8]) -> Digest {
+    *blake3::keyed_hash(key, bytes).as_bytes()
+}
+
+/// The digest of one message's canonical encoding. `scratch` is reused between
+/// calls so a batch allocates once.
+pub fn message_digest_with(scratch: &mut Vec<u8>, message: &Message) -> Digest {
+    scratch.clear();
+    encode::encode_message(scratch, message);
+    keyed(&MESSAGE_KEY, scratch)
+}
+
+#[must_use]
+pub fn message_digest(message: &Message) -> Digest {
+    message_digest_with(&mut Vec::new(), message)
+}
+
+/// Digests of many messages. Batches large enough to pay for a thread are split
+/// across up to `threads` scoped threads; the result is the same either way.
+#[must_use]
+pub fn message_digests(messages: &[Message], threads: usize) -> Vec<Digest> {
+    const MIN_PER_THREAD: usize = 128;
+    let threads = threads.clamp(1, messages.len().div_ceil(MIN_PER_THREAD).max(1));
+    if threads == 1 {
+        let mut scratch = Vec::new();
+        return messages
+            .iter()
+            .map(|m| message_digest_with(&mut scratch, m))
+            .collect();
+    }
+    let mut out = vec![[0u8; 32]; messages.len()];
+    let per = messages.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        for (chunk_in, chunk_out) in messages.chunks(per).zip(out.chunks_mut(per)) {
+            scope.spawn(move || {
+                let mut scratch = Vec::new();
+                for (m, slot) in chunk_in.iter().zip(chunk_out.iter_mut()) {
+                    *slot = message_digest_with(&mut scratch, m);
+                }
+            });
+        }
+    });
+    out
+}
+
+/// One step of the prefix chain: the chain value after a message, from the
+/// value before it and the message's (as-sent) digest.
+#[must_use]
+pub fn chain_step(before: &Digest, message: &Digest) -> Digest {
+    let mut block = [0u8; 64];
+    block[..32].copy_from_slice(before);
+    block[32..].copy_from_slice(message);
+    keyed(&CHAIN_KEY, &block)
+}
+
+/// Chain values after each of `digests`, starting from `start`.
+#[must_use]
+pub fn chain(start: &Digest, digests: &[Digest]) -> Vec<Digest> {
+    let mut value = *start;
+    digests
+        .iter()
+        .map(|d| {
+            value = chain_step(&value, d);
+            value
+        })
+        .collect()
+}
+
+#[must_use]
+pub fn context_digest(context: &Context) -> Digest {
+    let mut out = Vec::new();
+    encode::encode_context(&mut out, context);
+    keyed(&CONTEXT_KEY, &out)
+}
+
+/// The prefix half of a binding (the other half is the turn's own message digest).
+#[must_use]
+pub fn prefix_digest(
+    version: u32,
+    origin: &Origin,
+    context_digest: &Digest,
+    chain_before: &Digest,
+) -> Digest {
+    let mut out = Vec::new();
+    encode::encode_prefix(&mut out, version, origin, context_digest, chain_before);
+    keyed(&PREFIX_KEY, &out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Message;
+
+    fn user(i: usize) -> Message {
+        Message::User {
+            content: format!("message {i}"),
+        }
+    }
+
+    #[test]
+    fn threaded_digests_equal_sequential() {
+        let msgs: Vec<Message> = (0..1000).map(user).collect();
+        assert_eq!(message_digests(&msgs, 1), message_digests(&msgs, 2));
+        assert_eq!(message_digests(&msgs, 4), message_digests(&msgs, 1));
+        assert_eq!(message_digests(&[], 2), Vec::<Digest>::new());
+    }
+
+    #[test]
+    fn chain_is_prefix_stable() {
+        let msgs: Vec<Message> = (0..10).map(user).collect();
+        let ds = message_digests(&msgs, 1);
+        let whole = chain(&CHAIN_START, &ds);
+        let head = chain(&CHAIN_START, &ds[..4]);
+        let tail = chain(&head[3], &ds[4..]);
+        assert_eq!(&whole[..4], &head[..]);
+        assert_eq!(&whole[4..], &tail[..]);
+    }
+
+    #[test]
+    fn purposes_have_distinct_keys() {
+        let keys = [*MESSAGE_KEY, *CHAIN_KEY, *CONTEXT_KEY, *PREFIX_KEY];
+        for i in 0..keys.len() {
+            for j in i + 1..keys.len() {
+                assert_ne!(keys[i], keys[j]);
+            }
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! The canonical byte encoding that digests are taken over (docs/fingerprint.md §3).
+//!
+//! Every field is self-delimiting: a one-byte tag, then for strings and byte
+//! strings an 8-byte little-endian length and the bytes, for lists an 8-byte
+//! count and the items. Records start with a kind byte and list their fields in
+//! a fixed order. So the encoding can be parsed back unambiguously, which makes
+//! it injective: two different values never share an encoding.
+
+use crate::model::{Block, Context, Message, Origin, Part, Tool, ToolCall};
+
+pub mod tag {
+    pub const STR: u8 = b's';
+    pub const JSON: u8 = b'j';
+    pub const BYTES: u8 = b'b';
+    pub const NONE: u8 = b'n';
+    pub const TRUE: u8 = b't';
+    pub const FALSE: u8 = b'f';
+    pub const LIST: u8 = b'l';
+
+    pub const SYSTEM: u8 = b'S';
+    pub const USER: u8 = b'U';
+    pub const TOOL_RESULT: u8 = b'T';
+    pub const ASSISTANT: u8 = b'A';
+
+    pub const TEXT_PART: u8 = b'x';
+    pub const TOOL_CALL: u8 = b'c';
+    pub const THINKING_TEXT: u8 = b'k';
+    pub const REDACTED: u8 = b'd';
+    pub const OPAQUE: u8 = b'o';
+
+    pub const TOOL_DEF: u8 = b'w';
+    pub const CONTEXT: u8 = b'C';
+    pub const PREFIX: u8 = b'P';
+}
+
+fn put_len(out: &mut Vec<u8>, n: usize) {
+    out.extend_from_slice(&(n as u64).to_le_bytes());
+}
+
+fn put_tagged(out: &mut Vec<u8>, tag: u8, bytes: &[u8]) {
+    out.push(tag);
+    put_len(out, bytes.len());
+    out.extend_from_slice(bytes);
+}
+
+pub fn put_str(out: &mut Vec<u8>, s: &str) {
+    put_tagged(out, tag::STR, s.as_bytes());
+}
+
+pub fn put_opt_str(out: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        Some(s) => put_str(out, s),
+        None => out.push(tag::NONE),
+    }
+}
+
+pub fn put_json(out: &mut Vec<u8>, jcs: &[u8]) {
+    put_tagged(out, tag::JSON, jcs);
+}
+
+pub fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    put_tagged(out, tag::BYTES, bytes);
+}
+
+pub fn put_bool(out: &mut Vec<u8>, b: bool) {
+    out.push(if b { tag::TRUE } else { tag::FALSE });
+}
+
+pub fn put_list_header(out: &mut Vec<u8>, count: usize) {
+    out.push(tag::LIST);
+    put_len(out, count);
+}
+
+pub fn encode_tool_call(out: &mut Vec<u8>, call: &ToolCall) {
+    out.push(tag::TOOL_CALL);
+    put_str(out, &call.id);
+    put_str(out, &call.name);
+    put_json(out, &call.arguments_jcs);
+}
+
+pub fn encode_block(out: &mut Vec<u8>, block: &Block) {
+    match block {
+        Block::Text { text, signature } => {
+            out.push(tag::THINKING_TEXT);
+            put_str(out, text);
+            put_opt_str(out, signature.as_deref());
+        }
+        Block::Redacted { data } => {
+            out.push(tag::REDACTED);
+            put_str(out, data);
+        }
+        Block::Opaque { provider, data } => {
+            out.push(tag::OPAQUE);
+            put_str(out, provider);
+            put_str(out, data);
+        }
+    }
+}
+
+pub fn encode_part(out: &mut Vec<u8>, part: &Part) {
+    match part {
+        Part::Text(text) => {
+            out.push(tag::TEXT_PART);
+            put_str(out, text);
+        }
+        Part::ToolCall(call) => encode_tool_call(out, call),
+        Part::Thinking(block) => encode_block(out, block),
+    }
+}
+
+/// Appends the canonical encoding of `message` to `out`.
+pub fn encode_message(out: &mut Vec<u8>, message: &Message) {
+    match message {
+        Message::System { content } => {
+            out.push(tag::SYSTEM);
+            put_str(out, content);
+        }
+        Message::User { content } => {
+            out.push(tag::USER);
+            put_str(out, content);
+        }
+        Message::Tool {
+            content,
+            tool_call_id,
+            is_error,
+        } => {
+            out.push(tag::TOOL_RESULT);
+            put_str(out, content);
+            put_str(out, tool_call_id);
+            put_bool(out, *is_error);
+        }
+        Message::Assistant { parts } => {
+            out.push(tag::ASSISTANT);
+            put_list_header(out, parts.len());
+            for part in parts {
+                encode_part(out, part);
+            }
+        }
+    }
+}
+
+pub fn encode_tool(out: &mut Vec<u8>, tool: &Tool) {
+    out.push(tag::TOOL_DEF);
+    put_str(out, &tool.name);
+    put_str(out, &tool.description);
+    put_json(out, &tool.parameters_jcs);
+}
+
+pub fn encode_context(out: &mut Vec<u8>, context: &Context) {
+    out.push(tag::CONTEXT);
+    put_list_header(out, context.system.len());
+    for text in &context.system {
+        put_str(out, text);
+    }
+    put_list_header(out, context.tools.len());
+    for tool in &context.tools {
+        encode_tool(out, tool);
+    }
+    match &context.response_format_jcs {
+        Some(jcs) => put_json(out, jcs),
+        None => out.push(tag::NONE),
+    }
+}
+
+/// The input of a binding's prefix digest: who answered, what stood beside the
+/// messages, and the chain value of every message before the turn.
+pub fn encode_prefix(
+    out: &mut Vec<u8>,
+    version: u32,
+    origin: &Origin,
+    context_digest: &[u8; 32],
+    chain_before: &[u8; 32],
+) {
+    out.push(tag::PREFIX);
+    put_str(out, &version.to_string());
+    put_str(out, &origin.provider);
+    put_str(out, &origin.model);
+    put_opt_str(out, origin.account.as_deref());
+    put_bytes(out, context_digest);
+    put_bytes(out, chain_before);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enc(m: &Message) -> Vec<u8> {
+        let mut out = Vec::new();
+        encode_message(&mut out, m);
+        out
+    }
+
+    #[test]
+    fn user_message_layout_is_exact() {
+        let got = enc(&Message::User {
+            content: "hi".into(),
+        });
+        let mut want = vec![b'U', b's'];
+        want.extend_from_slice(&2u64.to_le_bytes());
+        want.extend_from_slice(b"hi");
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn field_boundaries_cannot_shift() {
+        let a = Message::Tool {
+            content: "ab".into(),
+            tool_call_id: "c".into(),
+            is_error: false,
+        };
+        let b = Message::Tool {
+            content: "a".into(),
+            tool_call_id: "bc".into(),
+            is_error: false,
+        };
+        assert_ne!(enc(&a), enc(&b));
+    }
+
+    #[test]
+    fn roles_and_part_order_are_distinguished() {
+        assert_ne!(
+            enc(&Message::User {
+                content: "x".into()
+            }),
+            enc(&Message::System {
+                content: "x".into()
+            })
+        );
+        let t = Part::Thinking(Block::Text {
+            text: "t".into(),
+            signature: Some("s".into()),
+        });
+        let x = Part::Text("x".into());
+        assert_ne!(
+            enc(&Message::Assistant {
+                parts: vec![t.clone(), x.clone()]
+            }),
+            enc(&Message::Assistant { parts: vec![x, t] })
+        );
+        let unsigned = Part::Thinking(Block::Text {
+            text: "t".into(),
+            signature: None,
+        });
+        let empty_sig = Part::Thinking(Block::Text {
+            text: "t".into(),
+            signature: Some(String::new()),
+        });
+        assert_ne!(
+            enc(&Message::Assistant {
+                parts: vec![unsigned]
+            }),
+            enc(&Message::Assistant {
+                parts: vec![empty_sig]
+            })
+        );
+    }
+}

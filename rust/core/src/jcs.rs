@@ -1,0 +1,398 @@
+//! RFC 8785 (JSON Canonicalization Scheme) output for JSON values.
+//!
+//! The primitives here are shared by the pure-Rust [`Json`] tree (tests, golden
+//! vectors) and by the Python bindings, which walk Python objects and write the
+//! same bytes without building a tree first.
+//!
+//! One documented deviation from RFC 8785: integers that are not floats (Python
+//! `int`, `serde_json` arbitrary-precision integers) are written with all their
+//! digits, even beyond ±2^53, instead of being rounded through an IEEE double.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+/// Containers nested deeper than this are rejected rather than risking the stack.
+pub const MAX_DEPTH: usize = 256;
+
+/// Why a value cannot be canonicalised, and where (a path like `$.args[2].x`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JcsError {
+    pub path: String,
+    pub reason: String,
+}
+
+impl fmt::Display for JcsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.reason)
+    }
+}
+
+impl std::error::Error for JcsError {}
+
+/// A JSON value as the core sees it. Object members keep insertion order here;
+/// [`canonicalize`] sorts them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Json {
+    Null,
+    Bool(bool),
+    /// An integer written exactly: an optional `-` then decimal digits, no leading zeros.
+    Int(String),
+    Float(f64),
+    Str(String),
+    Array(Vec<Json>),
+    Object(Vec<(String, Json)>),
+}
+
+/// The RFC 8785 bytes of `value`.
+pub fn canonicalize(value: &Json) -> Result<Vec<u8>, JcsError> {
+    let mut out = Vec::new();
+    let mut path = Path::root();
+    write_json(&mut out, value, &mut path)?;
+    Ok(out)
+}
+
+fn write_json(out: &mut Vec<u8>, value: &Json, path: &mut Path) -> Result<(), JcsError> {
+    match value {
+        Json::Null => out.extend_from_slice(b"null"),
+        Json::Bool(true) => out.extend_from_slice(b"true"),
+        Json::Bool(false) => out.extend_from_slice(b"false"),
+        Json::Int(digits) => {
+            if !is_integer_literal(digits) {
+                return Err(path.error(format!("not an integer literal: {digits:?}")));
+            }
+            out.extend_from_slice(digits.as_bytes());
+        }
+        Json::Float(x) => write_f64(out, *x).map_err(|e| path.error(e.to_string()))?,
+        Json::Str(s) => write_string(out, s),
+        Json::Array(items) => {
+            path.enter()?;
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                path.push_index(i);
+                write_json(out, item, path)?;
+                path.pop();
+            }
+            out.push(b']');
+            path.leave();
+        }
+        Json::Object(members) => {
+            path.enter()?;
+            let mut sorted: Vec<&(String, Json)> = members.iter().collect();
+            sorted.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
+            if let Some(pair) = sorted.windows(2).find(|w| w[0].0 == w[1].0) {
+                return Err(path.error(format!("duplicate key {:?}", pair[0].0)));
+            }
+            out.push(b'{');
+            for (i, (key, item)) in sorted.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_string(out, key);
+                out.push(b':');
+                path.push_key(key);
+                write_json(out, item, path)?;
+                path.pop();
+            }
+            out.push(b'}');
+            path.leave();
+        }
+    }
+    Ok(())
+}
+
+/// `-?(0|[1-9][0-9]*)`.
+#[must_use]
+pub fn is_integer_literal(s: &str) -> bool {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    match digits.as_bytes() {
+        [] => false,
+        [b'0'] => s.len() == 1, // "-0" is not an integer spelling we accept
+        [first, rest @ ..] => (b'1'..=b'9').contains(first) && rest.iter().all(u8::is_ascii_digit),
+    }
+}
+
+/// Orders object keys as RFC 8785 requires: by their UTF-16 code units.
+#[must_use]
+pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
+    if a.is_ascii() && b.is_ascii() {
+        return a.as_bytes().cmp(b.as_bytes());
+    }
+    a.encode_utf16().cmp(b.encode_utf16())
+}
+
+/// A JSON string literal with the minimal escaping of ECMAScript `JSON.stringify`.
+pub fn write_string(out: &mut Vec<u8>, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let short: Option<&[u8]> = match b {
+            b'"' => Some(b"\\\""),
+            b'\\' => Some(b"\\\\"),
+            0x08 => Some(b"\\b"),
+            0x09 => Some(b"\\t"),
+            0x0A => Some(b"\\n"),
+            0x0C => Some(b"\\f"),
+            0x0D => Some(b"\\r"),
+            _ => None,
+        };
+        if short.is_none() && b >= 0x20 {
+            continue;
+        }
+        out.extend_from_slice(&bytes[start..i]);
+        match short {
+            Some(esc) => out.extend_from_slice(esc),
+            None => out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 0xF)],
+            ]),
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// NaN or an infinity: not a JSON number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NonFinite;
+
+impl fmt::Display for NonFinite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("NaN and Infinity are not JSON numbers")
+    }
+}
+
+/// An IEEE double formatted as ECMAScript's `Number.prototype.toString` does
+/// (ECMA-262 Number::toString, radix 10), which RFC 8785 adopts.
+pub fn write_f64(out: &mut Vec<u8>, x: f64) -> Result<(), NonFinite> {
+    if !x.is_finite() {
+        return Err(NonFinite);
+    }
+    if x == 0.0 {
+        out.push(b'0'); // both +0 and -0
+        return Ok(());
+    }
+    if x < 0.0 {
+        out.push(b'-');
+    }
+    // Rust's `{:e}` gives the shortest digits that round-trip, as ECMAScript requires.
+    let sci = format!("{:e}", x.abs());
+    let (mantissa, exp) = sci.split_once('e').ok_or(NonFinite)?;
+    let exp: i32 = exp.parse().map_err(|_| NonFinite)?;
+    let digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
+    let k = i32::try_from(digits.len()).map_err(|_| NonFinite)?;
+    let n = exp + 1; // value = 0.d1d2...dk × 10^n
+    if k <= n && n <= 21 {
+        out.extend_from_slice(&digits);
+        out.extend(std::iter::repeat_n(b'0', (n - k).unsigned_abs() as usize));
+    } else if 0 < n && n <= 21 {
+        let (int_part, frac) = digits.split_at(n.unsigned_abs() as usize);
+        out.extend_from_slice(int_part);
+        out.push(b'.');
+        out.extend_from_slice(frac);
+    } else if -6 < n && n <= 0 {
+        out.extend_from_slice(b"0.");
+        out.extend(std::iter::repeat_n(b'0', n.unsigned_abs() as usize));
+        out.extend_from_slice(&digits);
+    } else {
+        out.push(digits[0]);
+        if k > 1 {
+            out.push(b'.');
+            out.extend_from_slice(&digits[1..]);
+        }
+        out.push(b'e');
+        out.push(if n - 1 < 0 { b'-' } else { b'+' });
+        out.extend_from_slice((n - 1).unsigned_abs().to_string().as_bytes());
+    }
+    Ok(())
+}
+
+/// A JSON path under construction, for error messages: `$.tools[0].parameters`.
+#[derive(Debug, Clone)]
+pub struct Path {
+    segments: Vec<String>,
+    depth: usize,
+}
+
+impl Path {
+    #[must_use]
+    pub fn root() -> Self {
+        Self::starting_at("$")
+    }
+
+    /// A path whose root is rendered as `root` (e.g. `ToolCall.arguments`).
+    #[must_use]
+    pub fn starting_at(root: &str) -> Self {
+        Self {
+            segments: vec![root.to_owned()],
+            depth: 0,
+        }
+    }
+
+    pub fn push_index(&mut self, i: usize) {
+        self.segments.push(format!("[{i}]"));
+    }
+
+    pub fn push_key(&mut self, key: &str) {
+        let plain = !key.is_empty()
+            && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !key.starts_with(|c: char| c.is_ascii_digit());
+        if plain {
+            self.segments.push(format!(".{key}"));
+        } else {
+            let mut quoted = Vec::new();
+            write_string(&mut quoted, key);
+            self.segments
+                .push(format!("[{}]", String::from_utf8_lossy(&quoted)));
+        }
+    }
+
+    pub fn pop(&mut self) {
+        if self.segments.len() > 1 {
+            self.segments.pop();
+        }
+    }
+
+    /// Count one more level of nesting, refusing past [`MAX_DEPTH`].
+    pub fn enter(&mut self) -> Result<(), JcsError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(self.error(format!("nested deeper than {MAX_DEPTH} levels")));
+        }
+        Ok(())
+    }
+
+    pub fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    #[must_use]
+    pub fn render(&self) -> String {
+        self.segments.concat()
+    }
+
+    #[must_use]
+    pub fn error(&self, reason: impl Into<String>) -> JcsError {
+        JcsError {
+            path: self.render(),
+            reason: reason.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn num(x: f64) -> String {
+        let mut out = Vec::new();
+        write_f64(&mut out, x).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn ecmascript_numbers() {
+        // Values from RFC 8785 appendix B and ECMA-262 examples.
+        let cases: &[(f64, &str)] = &[
+            (0.0, "0"),
+            (-0.0, "0"),
+            (1.0, "1"),
+            (-1.5, "-1.5"),
+            (1e21, "1e+21"),
+            (1e20, "100000000000000000000"),
+            (123_456_789.0, "123456789"),
+            (0.000_001, "0.000001"),
+            (1e-7, "1e-7"),
+            (5e-324, "5e-324"),
+            (1.797_693_134_862_315_7e308, "1.7976931348623157e+308"),
+            (9_007_199_254_740_992.0, "9007199254740992"),
+            (295_147_905_179_352_830_000.0, "295147905179352830000"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (333_333_333.333_333_3, "333333333.3333333"),
+            (1.5e-9, "1.5e-9"),
+            (12.5, "12.5"),
+        ];
+        for (x, want) in cases {
+            assert_eq!(num(*x), *want, "formatting {x:e}");
+        }
+    }
+
+    #[test]
+    fn non_finite_is_refused() {
+        let mut out = Vec::new();
+        assert_eq!(write_f64(&mut out, f64::NAN), Err(NonFinite));
+        assert_eq!(write_f64(&mut out, f64::INFINITY), Err(NonFinite));
+        let err = canonicalize(&Json::Array(vec![Json::Float(f64::NEG_INFINITY)])).unwrap_err();
+        assert_eq!(err.path, "$[0]");
+    }
+
+    #[test]
+    fn strings_escape_minimally() {
+        let mut out = Vec::new();
+        write_string(&mut out, "a\"b\\c\n\u{1}\u{7f}\u{2028}é😀/");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "\"a\\\"b\\\\c\\n\\u0001\u{7f}\u{2028}é😀/\""
+        );
+    }
+
+    #[test]
+    fn keys_sort_by_utf16_code_units() {
+        // U+E000 sorts before U+1F600 in code points but after it in UTF-16 (D83D...).
+        assert_eq!(cmp_utf16("\u{e000}", "\u{1f600}"), Ordering::Greater);
+        let value = Json::Object(vec![
+            ("\u{e000}".into(), Json::Int("1".into())),
+            ("\u{1f600}".into(), Json::Int("2".into())),
+            ("b".into(), Json::Null),
+            ("a".into(), Json::Bool(true)),
+        ]);
+        let got = String::from_utf8(canonicalize(&value).unwrap()).unwrap();
+        assert_eq!(
+            got,
+            "{\"a\":true,\"b\":null,\"\u{1f600}\":2,\"\u{e000}\":1}"
+        );
+    }
+
+    #[test]
+    fn duplicate_keys_and_bad_integers_are_refused() {
+        let dup = Json::Object(vec![("k".into(), Json::Null), ("k".into(), Json::Null)]);
+        assert!(canonicalize(&dup).unwrap_err().reason.contains("duplicate"));
+        for bad in ["", "-", "01", "-0", "1.0", "+1", "1e3"] {
+            assert!(!is_integer_literal(bad), "{bad:?}");
+        }
+        for good in ["0", "-1", "123456789012345678901234567890"] {
+            assert!(is_integer_literal(good), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn depth_is_bounded() {
+        let mut value = Json::Null;
+        for _ in 0..=MAX_DEPTH {
+            value = Json::Array(vec![value]);
+        }
+        let err = canonicalize(&value).unwrap_err();
+        assert!(err.reason.contains("nested deeper"), "{err}");
+    }
+
+    #[test]
+    fn paths_name_the_field() {
+        let value = Json::Object(vec![(
+            "a b".into(),
+            Json::Array(vec![Json::Object(vec![(
+                "x".into(),
+                Json::Float(f64::NAN),
+            )])]),
+        )]);
+        assert_eq!(canonicalize(&value).unwrap_err().path, "$[\"a b\"][0].x");
+    }
+}

@@ -1,0 +1,15 @@
+//! thinkseal-core: the bytes behind sealed-thinking bindings.
+//!
+//! - [`jcs`]: RFC 8785 canonical JSON.
+//! - [`model`]: the hashed view of messages, tools and request context.
+//! - [`encode`]: the canonical, injective byte encoding of that model.
+//! - [`digest`]: versioned BLAKE3 digests and the per-prefix chain.
+//!
+//! No Python here: the `thinkseal-python` crate walks Python objects into these types.
+
+pub mod digest;
+pub mod encode;
+pub mod jcs;
+pub mod model;
+
+pub use digest::{Digest, VERSION};

@@ -1,0 +1,82 @@
+//! The message model as the fingerprint sees it: only the fields that are hashed.
+//!
+//! Owned data, so the bindings can copy a batch out of Python and hash it with
+//! the GIL released.
+
+/// One thinking block, as the provider returned it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Block {
+    /// Reasoning text; `signature` is `None` when the provider did not sign it.
+    Text {
+        text: String,
+        signature: Option<String>,
+    },
+    /// Encrypted reasoning (Anthropic `redacted_thinking`, Bedrock `redactedContent`).
+    Redacted { data: String },
+    /// Provider-specific replay data, e.g. one OpenRouter `reasoning_details` item.
+    Opaque { provider: String, data: String },
+}
+
+/// One tool invocation requested by the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments object, already in RFC 8785 form (see [`crate::jcs`]).
+    pub arguments_jcs: Vec<u8>,
+}
+
+/// One part of an assistant turn, in the order the provider returned it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Part {
+    Text(String),
+    ToolCall(ToolCall),
+    Thinking(Block),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message {
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+    },
+    Tool {
+        content: String,
+        tool_call_id: String,
+        is_error: bool,
+    },
+    /// The turn's parts fix its content (the text parts, `None` when there are
+    /// none), its tool calls and its thinking, and their order.
+    Assistant {
+        parts: Vec<Part>,
+    },
+}
+
+/// A tool definition offered to the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tool {
+    pub name: String,
+    pub description: String,
+    /// The JSON Schema of the parameters, in RFC 8785 form.
+    pub parameters_jcs: Vec<u8>,
+}
+
+/// What a request carries beside its messages and what every sealed turn in it
+/// depends on: all system messages (wherever they stand), tools and response format.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Context {
+    pub system: Vec<String>,
+    pub tools: Vec<Tool>,
+    /// The response format in RFC 8785 form, or `None` when there is none.
+    pub response_format_jcs: Option<Vec<u8>>,
+}
+
+/// Who answered a request: provider id, configured model, optional account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    pub provider: String,
+    pub model: String,
+    pub account: Option<String>,
+}

@@ -1,0 +1,174 @@
+//! `thinkseal._core`: the native module behind the `thinkseal` package.
+//!
+//! Thin by design: each function walks its Python arguments into
+//! `thinkseal-core` types (walk.rs), calls the core, and hands bytes back.
+//! Every entry point runs under [`errors::guard`], so no panic reaches Python.
+
+mod errors;
+mod walk;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList};
+use thinkseal_core::digest::{self, Digest};
+use thinkseal_core::encode;
+use thinkseal_core::model::{Context, Message, Origin, Tool};
+
+use crate::errors::{guard, validation_error};
+
+fn digest_arg(py: Python<'_>, bytes: &[u8], what: &str) -> PyResult<Digest> {
+    Digest::try_from(bytes)
+        .map_err(|_| validation_error(py, what, &format!("expected 32 bytes, got {}", bytes.len())))
+}
+
+/// RFC 8785 bytes of a JSON value; `ValidationError` naming the path under `root` otherwise.
+#[pyfunction]
+#[pyo3(signature = (value, root = "$"))]
+fn canonical_json<'py>(
+    py: Python<'py>,
+    value: &Bound<'py, PyAny>,
+    root: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
+    guard(py, || {
+        Ok(PyBytes::new(py, &walk::canonical_json(value, root)?))
+    })
+}
+
+/// The canonical encoding of one message (what its digest is taken over).
+#[pyfunction]
+fn encode_message<'py>(
+    py: Python<'py>,
+    message: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    guard(py, || {
+        let mut out = Vec::new();
+        encode::encode_message(&mut out, &walk::to_message(message)?);
+        Ok(PyBytes::new(py, &out))
+    })
+}
+
+#[pyfunction]
+fn message_digest<'py>(
+    py: Python<'py>,
+    message: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    guard(py, || {
+        Ok(PyBytes::new(
+            py,
+            &digest::message_digest(&walk::to_message(message)?),
+        ))
+    })
+}
+
+/// Digests of a list of messages. The messages are copied out of Python
+/// first, so the hashing runs without the GIL, on up to `threads` threads.
+#[pyfunction]
+#[pyo3(signature = (messages, threads = 1))]
+fn message_digests<'py>(
+    py: Python<'py>,
+    messages: &Bound<'py, PyList>,
+    threads: usize,
+) -> PyResult<Bound<'py, PyList>> {
+    guard(py, || {
+        let owned: Vec<Message> = messages
+            .iter()
+            .map(|m| walk::to_message(&m))
+            .collect::<PyResult<_>>()?;
+        let digests = py.detach(|| digest::message_digests(&owned, threads));
+        PyList::new(py, digests.iter().map(|d| PyBytes::new(py, d)))
+    })
+}
+
+/// Chain values after each digest in `digests` (32-byte digests, packed),
+/// starting from `start`; returned packed the same way.
+#[pyfunction]
+fn chain<'py>(py: Python<'py>, start: &[u8], digests: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    guard(py, || {
+        let start = digest_arg(py, start, "chain start")?;
+        if digests.len() % 32 != 0 {
+            return Err(validation_error(
+                py,
+                "digests",
+                "length is not a multiple of 32",
+            ));
+        }
+        let mut value = start;
+        let mut out = Vec::with_capacity(digests.len());
+        for d in digests.chunks_exact(32) {
+            let d = digest_arg(py, d, "digests")?;
+            value = digest::chain_step(&value, &d);
+            out.extend_from_slice(&value);
+        }
+        Ok(PyBytes::new(py, &out))
+    })
+}
+
+/// The digest of a request's context: system texts, tools as
+/// `(name, description, parameters_jcs)` and the response format's RFC 8785 bytes.
+#[pyfunction]
+fn context_digest<'py>(
+    py: Python<'py>,
+    system: Vec<String>,
+    tools: Vec<(String, String, Vec<u8>)>,
+    response_format_jcs: Option<Vec<u8>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    guard(py, || {
+        let context = Context {
+            system,
+            tools: tools
+                .into_iter()
+                .map(|(name, description, parameters_jcs)| Tool {
+                    name,
+                    description,
+                    parameters_jcs,
+                })
+                .collect(),
+            response_format_jcs,
+        };
+        Ok(PyBytes::new(py, &digest::context_digest(&context)))
+    })
+}
+
+/// The prefix half of a binding.
+#[pyfunction]
+#[pyo3(signature = (version, provider, model, account, context, chain_before))]
+fn prefix_digest<'py>(
+    py: Python<'py>,
+    version: u32,
+    provider: String,
+    model: String,
+    account: Option<String>,
+    context: &[u8],
+    chain_before: &[u8],
+) -> PyResult<Bound<'py, PyBytes>> {
+    guard(py, || {
+        let origin = Origin {
+            provider,
+            model,
+            account,
+        };
+        let context = digest_arg(py, context, "context")?;
+        let chain_before = digest_arg(py, chain_before, "chain_before")?;
+        Ok(PyBytes::new(
+            py,
+            &digest::prefix_digest(version, &origin, &context, &chain_before),
+        ))
+    })
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("FINGERPRINT_VERSION", digest::VERSION)?;
+    m.add("CHAIN_START", PyBytes::new(m.py(), &digest::CHAIN_START))?;
+    m.add("MESSAGE_CONTEXT", digest::MESSAGE_CONTEXT)?;
+    m.add("CHAIN_CONTEXT", digest::CHAIN_CONTEXT)?;
+    m.add("CONTEXT_CONTEXT", digest::CONTEXT_CONTEXT)?;
+    m.add("PREFIX_CONTEXT", digest::PREFIX_CONTEXT)?;
+    m.add_function(wrap_pyfunction!(canonical_json, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_message, m)?)?;
+    m.add_function(wrap_pyfunction!(message_digest, m)?)?;
+    m.add_function(wrap_pyfunction!(message_digests, m)?)?;
+    m.add_function(wrap_pyfunction!(chain, m)?)?;
+    m.add_function(wrap_pyfunction!(context_digest, m)?)?;
+    m.add_function(wrap_pyfunction!(prefix_digest, m)?)?;
+    Ok(())
+}

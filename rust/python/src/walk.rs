@@ -1,0 +1,268 @@
+//! Walks Python objects into the core's types.
+//!
+//! The Python classes (python/thinkseal/_messages.py, _blocks.py) store their
+//! fields in slots with the names read here; `role` and `_fp_kind` are class
+//! attributes that say which shape an object has.
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use thinkseal_core::jcs::{self, Path};
+use thinkseal_core::model::{Block, Message, Part, ToolCall};
+
+use crate::errors::validation_error;
+
+/// A Python `str` as UTF-8, or a `ValidationError` naming `path` (lone surrogates).
+pub fn py_str<'a>(obj: &'a Bound<'_, PyAny>, path: &str) -> PyResult<&'a str> {
+    let py = obj.py();
+    let Ok(s) = obj.cast::<PyString>() else {
+        return Err(validation_error(
+            py,
+            path,
+            &format!("expected str, got {}", type_name(obj)),
+        ));
+    };
+    s.to_str().map_err(|_| {
+        validation_error(
+            py,
+            path,
+            "string is not valid Unicode (it contains a lone surrogate)",
+        )
+    })
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map_or_else(|_| "?".to_owned(), |n| n.to_string())
+}
+
+/// RFC 8785 bytes of a Python JSON value (dict / list / tuple / str / int /
+/// float / bool / None), validating as it goes.
+pub fn canonical_json(obj: &Bound<'_, PyAny>, root: &str) -> PyResult<Vec<u8>> {
+    let mut out = Vec::with_capacity(64);
+    let mut path = Path::starting_at(root);
+    write_json(&mut out, obj, &mut path)?;
+    Ok(out)
+}
+
+fn write_json(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, path: &mut Path) -> PyResult<()> {
+    let py = obj.py();
+    let fail = |path: &Path, reason: String| validation_error(py, &path.render(), &reason);
+    if obj.is_none() {
+        out.extend_from_slice(b"null");
+    } else if let Ok(b) = obj.cast::<PyBool>() {
+        out.extend_from_slice(if b.is_true() { b"true" } else { b"false" });
+    } else if obj.is_instance_of::<PyInt>() {
+        write_int(out, obj).map_err(|reason| fail(path, reason))?;
+    } else if let Ok(f) = obj.cast::<PyFloat>() {
+        jcs::write_f64(out, f.value()).map_err(|e| fail(path, e.to_string()))?;
+    } else if obj.is_instance_of::<PyString>() {
+        let s = py_str(obj, &path.render())?;
+        jcs::write_string(out, s);
+    } else if let Ok(dict) = obj.cast::<PyDict>() {
+        path.enter().map_err(|e| fail(path, e.reason))?;
+        let mut members: Vec<(&str, Bound<'_, PyAny>)> = Vec::with_capacity(dict.len());
+        let keys: Vec<Bound<'_, PyAny>> = dict.keys().iter().collect();
+        for key in &keys {
+            if !key.is_instance_of::<PyString>() {
+                return Err(fail(
+                    path,
+                    format!("object key {} is not a string", short_repr(key)),
+                ));
+            }
+        }
+        for key in &keys {
+            let k = py_str(key, &path.render())?;
+            let value = dict
+                .get_item(key)?
+                .ok_or_else(|| fail(path, "dictionary changed while it was read".into()))?;
+            members.push((k, value));
+        }
+        members.sort_by(|a, b| jcs::cmp_utf16(a.0, b.0));
+        out.push(b'{');
+        for (i, (key, value)) in members.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            jcs::write_string(out, key);
+            out.push(b':');
+            path.push_key(key);
+            write_json(out, value, path)?;
+            path.pop();
+        }
+        out.push(b'}');
+        path.leave();
+    } else if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        path.enter().map_err(|e| fail(path, e.reason))?;
+        out.push(b'[');
+        for (i, item) in obj.try_iter()?.enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            path.push_index(i);
+            write_json(out, &item?, path)?;
+            path.pop();
+        }
+        out.push(b']');
+        path.leave();
+    } else {
+        return Err(fail(
+            path,
+            format!("{} is not a JSON value", type_name(obj)),
+        ));
+    }
+    Ok(())
+}
+
+fn short_repr(obj: &Bound<'_, PyAny>) -> String {
+    let text = obj
+        .repr()
+        .map_or_else(|_| "?".to_owned(), |r| r.to_string());
+    match text.char_indices().nth(40) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text,
+    }
+}
+
+/// Integers are written with all their digits (documented deviation from RFC 8785).
+fn write_int(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> Result<(), String> {
+    if let Ok(small) = obj.extract::<i64>() {
+        out.extend_from_slice(small.to_string().as_bytes());
+        return Ok(());
+    }
+    // int.__repr__ rather than str(): a subclass may override __str__.
+    let repr = obj
+        .py()
+        .get_type::<PyInt>()
+        .getattr(intern!(obj.py(), "__repr__"))
+        .and_then(|f| f.call1((obj,)))
+        .map_err(|_| "integer is too large to write (Python's int digit limit)".to_owned())?;
+    let digits = repr
+        .cast::<PyString>()
+        .ok()
+        .and_then(|s| s.to_str().ok())
+        .unwrap_or_default();
+    if !jcs::is_integer_literal(digits) {
+        return Err("integer could not be written".to_owned());
+    }
+    out.extend_from_slice(digits.as_bytes());
+    Ok(())
+}
+
+fn attr_str(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>, path: &str) -> PyResult<String> {
+    Ok(py_str(&obj.getattr(name)?, path)?.to_owned())
+}
+
+fn attr_opt_str(
+    obj: &Bound<'_, PyAny>,
+    name: &Bound<'_, PyString>,
+    path: &str,
+) -> PyResult<Option<String>> {
+    let value = obj.getattr(name)?;
+    if value.is_none() {
+        Ok(None)
+    } else {
+        Ok(Some(py_str(&value, path)?.to_owned()))
+    }
+}
+
+fn kind_of(obj: &Bound<'_, PyAny>, attr: &Bound<'_, PyString>, what: &str) -> PyResult<String> {
+    let py = obj.py();
+    match obj.getattr(attr) {
+        Ok(kind) => Ok(py_str(&kind, what)?.to_owned()),
+        Err(_) => Err(validation_error(
+            py,
+            what,
+            &format!("{} is not a {what}", type_name(obj)),
+        )),
+    }
+}
+
+fn to_part(obj: &Bound<'_, PyAny>) -> PyResult<Part> {
+    let py = obj.py();
+    if obj.is_instance_of::<PyString>() {
+        return Ok(Part::Text(
+            py_str(obj, "AssistantMessage.parts")?.to_owned(),
+        ));
+    }
+    let kind = kind_of(obj, intern!(py, "_fp_kind"), "AssistantMessage.parts")?;
+    Ok(match kind.as_str() {
+        "call" => {
+            let jcs_bytes = obj.getattr(intern!(py, "_arguments_jcs"))?;
+            let Ok(bytes) = jcs_bytes.cast::<PyBytes>() else {
+                return Err(validation_error(
+                    py,
+                    "ToolCall.arguments",
+                    "not canonicalised",
+                ));
+            };
+            Part::ToolCall(ToolCall {
+                id: attr_str(obj, intern!(py, "id"), "ToolCall.id")?,
+                name: attr_str(obj, intern!(py, "name"), "ToolCall.name")?,
+                arguments_jcs: bytes.as_bytes().to_vec(),
+            })
+        }
+        "text" => Part::Thinking(Block::Text {
+            text: attr_str(obj, intern!(py, "text"), "ThinkingBlock.Text.text")?,
+            signature: attr_opt_str(
+                obj,
+                intern!(py, "signature"),
+                "ThinkingBlock.Text.signature",
+            )?,
+        }),
+        "redacted" => Part::Thinking(Block::Redacted {
+            data: attr_str(obj, intern!(py, "data"), "ThinkingBlock.Redacted.data")?,
+        }),
+        "opaque" => Part::Thinking(Block::Opaque {
+            provider: attr_str(
+                obj,
+                intern!(py, "provider"),
+                "ThinkingBlock.Opaque.provider",
+            )?,
+            data: attr_str(obj, intern!(py, "data"), "ThinkingBlock.Opaque.data")?,
+        }),
+        other => {
+            return Err(validation_error(
+                py,
+                "AssistantMessage.parts",
+                &format!("unknown part kind {other:?}"),
+            ))
+        }
+    })
+}
+
+/// A thinkseal message object as the core's [`Message`].
+pub fn to_message(obj: &Bound<'_, PyAny>) -> PyResult<Message> {
+    let py = obj.py();
+    let role = kind_of(obj, intern!(py, "role"), "Message")?;
+    let content = intern!(py, "content");
+    Ok(match role.as_str() {
+        "system" => Message::System {
+            content: attr_str(obj, content, "SystemMessage.content")?,
+        },
+        "user" => Message::User {
+            content: attr_str(obj, content, "UserMessage.content")?,
+        },
+        "tool" => Message::Tool {
+            content: attr_str(obj, content, "ToolMessage.content")?,
+            tool_call_id: attr_str(obj, intern!(py, "tool_call_id"), "ToolMessage.tool_call_id")?,
+            is_error: obj.getattr(intern!(py, "is_error"))?.is_truthy()?,
+        },
+        "assistant" => {
+            let parts = obj.getattr(intern!(py, "parts"))?;
+            let parts = parts
+                .try_iter()?
+                .map(|p| to_part(&p?))
+                .collect::<PyResult<Vec<Part>>>()?;
+            Message::Assistant { parts }
+        }
+        other => {
+            return Err(validation_error(
+                py,
+                "Message.role",
+                &format!("unknown role {other:?}"),
+            ))
+        }
+    })
+}
