@@ -14,6 +14,7 @@ from ._messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolM
 from ._persist import message_from_dict
 from ._replay import Replay, ReplayEntry, ReplayReport
 from ._tool import Tool
+from .providers import PreparedRequest, provider
 
 __version__ = "0.1.0"
 
@@ -24,6 +25,7 @@ __all__ = [
     "Conversation",
     "Message",
     "Origin",
+    "PreparedRequest",
     "Replay",
     "ReplayEntry",
     "ReplayError",
@@ -38,4 +40,5 @@ __all__ = [
     "UserMessage",
     "ValidationError",
     "message_from_dict",
+    "provider",
 ]

@@ -76,7 +76,8 @@ class ToolCall(Frozen):
 class Message(Frozen):
     """Base of the four message types. ``role`` is "system", "user", "assistant" or "tool"."""
 
-    __slots__ = ("_digest",)
+    # _wire: per-provider cache of this message's wire form (providers/_wire.py).
+    __slots__ = ("_digest", "_wire")
     role: ClassVar[str]
     _digest: bytes | None
 
@@ -285,7 +286,7 @@ class AssistantMessage(Message):
         return self
 
     def with_content(self, content: str | None) -> AssistantMessage:
-        if content == self.content_opt and (content is None) == (self.content_opt is None):
+        if content == self.content_opt:  # None == None, "x" == "x"; None != ""
             return self
         return AssistantMessage(content, self.tool_calls, _unsealed_thinking(self.thinking))
 

@@ -86,6 +86,35 @@ def paired_calls(message: AssistantMessage, answered: set[str]) -> tuple[ToolCal
     return tuple(calls)
 
 
+class Pairing:
+    """Follows tool pairing through a conversation in one pass: which calls of
+    the last assistant turn are answered, and whether a tool message is."""
+
+    __slots__ = ("_items", "_open", "_total")
+
+    def __init__(self, items: Sequence[Message], total: int) -> None:
+        self._items = items
+        self._total = total
+        self._open: set[str] = set()
+
+    def assistant(self, index: int, message: AssistantMessage) -> set[str]:
+        """The answered call ids of the turn at ``index``."""
+        answered = answered_ids(self._items, index, self._total) if message.tool_calls else set()
+        self._open = set(answered)
+        return answered
+
+    def tool(self, message: ToolMessage) -> bool:
+        """Whether ``message`` answers a still-open call of the turn before it."""
+        if message.tool_call_id in self._open:
+            self._open.discard(message.tool_call_id)
+            return True
+        return False
+
+    def other(self, message: Message) -> None:
+        if message.role == "user":
+            self._open = set()
+
+
 class ReplayEntry(Frozen):
     """The decision for one assistant turn: ``index`` in ``messages`` and ``reason``."""
 
@@ -235,7 +264,9 @@ def walk(
     ensure_digests(items, start, end)
     result = _Walk()
     pending: list[bytes] = []  # as-sent digests not yet chained
-    open_calls: set[str] = set()  # calls of the last assistant turn not yet answered
+    pairing = Pairing(items, total)
+    if start > 0:
+        _resume_pairing(pairing, items, start)
 
     def flush() -> None:
         nonlocal chain
@@ -247,10 +278,9 @@ def walk(
 
     for i in range(start, end):
         message = items[i]
-        role = message.role
-        if role == "assistant":
-            assert isinstance(message, AssistantMessage)
-            answered = answered_ids(items, i, total) if message.tool_calls else set()
+        sent: Message = message
+        if isinstance(message, AssistantMessage):
+            answered = pairing.assistant(i, message)
             unpaired = len(answered) < len({c.id for c in message.tool_calls})
             if message.has_sealed_thinking:
                 flush()
@@ -258,25 +288,31 @@ def walk(
             sent = sent_form(message, code, answered)
             result.codes.append(code)
             result.turns.append(i)
-            open_calls = set(answered)
-            digest = sent.digest
         else:
             result.codes.append(0)
-            sent = message
-            if role == "tool":
-                assert isinstance(message, ToolMessage)
-                if message.tool_call_id in open_calls:
-                    open_calls.discard(message.tool_call_id)
-                else:
+            if isinstance(message, ToolMessage):
+                if not pairing.tool(message):
                     sent = stray_tool_message(message)
-            elif role == "user":
-                open_calls = set()
-            digest = sent.digest
-        pending.append(digest)
+            else:
+                pairing.other(message)
+        pending.append(sent.digest)
         if keep_sent:
             result.sent.append(sent)
     flush()
     return result
+
+
+def _resume_pairing(pairing: Pairing, items: Sequence[Message], start: int) -> None:
+    """Bring ``pairing`` to its state just before ``items[start]``: replay the
+    run of tool and system messages back to the turn before it."""
+    j = start - 1
+    while j >= 0 and items[j].role in ("tool", "system"):
+        j -= 1
+    if j >= 0 and isinstance(items[j], AssistantMessage):
+        pairing.assistant(j, items[j])  # type: ignore[arg-type]
+        for k in range(j + 1, start):
+            if isinstance(items[k], ToolMessage):
+                pairing.tool(items[k])  # type: ignore[arg-type]
 
 
 def settled_end(items: Sequence[Message], total: int) -> int:
@@ -399,16 +435,27 @@ class Replay:
             answered = answered_ids(self._items, index, self._total) if message.tool_calls else set()
             return sent_form(message, self.code(index), answered)
         if isinstance(message, ToolMessage):
-            j = index - 1
-            while j >= 0 and self._items[j].role in ("tool", "system"):
-                j -= 1
-            prior = self._items[j] if j >= 0 else None
-            if isinstance(prior, AssistantMessage):
-                earlier = {m.tool_call_id for m in self._items[j + 1 : index] if isinstance(m, ToolMessage)}
-                if message.tool_call_id in {c.id for c in prior.tool_calls} - earlier:
-                    return message
-            return stray_tool_message(message)
+            pairing = Pairing(self._items, self._total)
+            _resume_pairing(pairing, self._items, index)
+            return message if pairing.tool(message) else stray_tool_message(message)
         return message
+
+    def sent_messages(self) -> list[Message]:
+        """Every message as it goes out to this target, in one pass."""
+        items, total = self._items, self._total
+        out: list[Message] = []
+        pairing = Pairing(items, total)
+        for i in range(self._tail_start):
+            message = items[i]
+            if isinstance(message, AssistantMessage):
+                out.append(sent_form(message, self.report._store.codes[i], pairing.assistant(i, message)))
+            elif isinstance(message, ToolMessage):
+                out.append(message if pairing.tool(message) else stray_tool_message(message))
+            else:
+                pairing.other(message)
+                out.append(message)
+        out.extend(self._tail_sent)
+        return out
 
     def bind(self, reply: AssistantMessage) -> AssistantMessage:
         """``reply`` bound to this request as it was sent, if it has sealed thinking;

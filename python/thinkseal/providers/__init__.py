@@ -1,0 +1,24 @@
+"""Provider adapters, one module per wire format. ``thinkseal.provider(id)`` picks one."""
+
+from __future__ import annotations
+
+import importlib
+
+from .._errors import ValidationError
+from ._base import Built, PreparedRequest, Provider, StreamAccumulator, StreamParser
+
+PROVIDER_IDS: tuple[str, ...] = ("anthropic", "bedrock", "openrouter", "deepseek", "zai", "ollama", "mistral")
+
+__all__ = ["PROVIDER_IDS", "Built", "PreparedRequest", "Provider", "StreamAccumulator", "StreamParser", "provider"]
+
+
+def provider(id: str, account: str | None = None) -> Provider:  # noqa: A002
+    """The adapter for provider ``id`` (one of ``PROVIDER_IDS``); ``account``
+    becomes ``Origin.account`` of every request it prepares."""
+    if id not in PROVIDER_IDS:
+        raise ValidationError(f"provider: unknown id {id!r}; expected one of {', '.join(PROVIDER_IDS)}", path="id")
+    if account is not None and not isinstance(account, str):
+        raise ValidationError("provider: account must be a string or None", path="account")
+    module = importlib.import_module(f"{__name__}.{id}")
+    adapter: Provider = module.Adapter(account=account or None)
+    return adapter

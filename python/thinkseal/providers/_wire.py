@@ -1,0 +1,64 @@
+"""Wire-form helpers shared by the provider adapters.
+
+- ``dumps``: the one JSON encoding thinkseal puts on the wire (compact UTF-8).
+- ``cached``: a message's wire fragment, built once per (provider, variant) and
+  kept on the message (messages are immutable, so the cache cannot go stale).
+- ``splice``: a body's bytes built from cached fragments, so an unchanged turn
+  is not encoded again for every request.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from .._messages import Message
+
+T = TypeVar("T")
+
+
+def dumps(value: Any) -> bytes:
+    """Compact UTF-8 JSON, as every adapter sends it."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def cached(message: Message, key: str, build: Callable[[], T]) -> T:
+    """``build()``'s result for ``message`` under ``key``, computed once per message.
+
+    ``key`` must capture everything the result depends on besides the message
+    (provider id, and any request option that changes the shape).
+    """
+    try:
+        store: dict[str, Any] | None = message._wire
+    except AttributeError:
+        store = None
+    if store is None:
+        store = {}
+        object.__setattr__(message, "_wire", store)
+    try:
+        return store[key]  # type: ignore[no-any-return]
+    except KeyError:
+        value = store[key] = build()
+        return value
+
+
+def fragment(message: Message, key: str, build: Callable[[], Any]) -> tuple[Any, bytes]:
+    """A cached ``(wire object, its JSON bytes)`` pair for ``message``."""
+
+    def both() -> tuple[Any, bytes]:
+        value = build()
+        return value, dumps(value)
+
+    return cached(message, key, both)
+
+
+def splice(body: dict[str, Any], field: str, items: Sequence[bytes]) -> bytes:
+    """The JSON bytes of ``body`` whose list ``field`` is made of the already
+    encoded ``items`` (the rest of the body is encoded now)."""
+    rest = dumps({k: v for k, v in body.items() if k != field})
+    joined = b"[" + b",".join(items) + b"]"
+    key = dumps(field)
+    if rest == b"{}":
+        return b"{" + key + b":" + joined + b"}"
+    return b"{" + key + b":" + joined + b"," + rest[1:]
