@@ -110,6 +110,13 @@ class Opaque(ThinkingBlock):
         return (self.provider, self.data)
 
 
+def unsigned_text(text: str) -> Text:
+    """An unsigned ``Text`` from text already validated (unsealing copies)."""
+    block = Text.__new__(Text)
+    block._init(text=text, signature=None)
+    return block
+
+
 for _cls in (Text, Redacted, Opaque):
     _cls.__qualname__ = f"ThinkingBlock.{_cls.__name__}"
     setattr(ThinkingBlock, _cls.__name__, _cls)

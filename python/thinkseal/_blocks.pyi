@@ -33,3 +33,5 @@ class ThinkingBlock:
 Text = ThinkingBlock.Text
 Redacted = ThinkingBlock.Redacted
 Opaque = ThinkingBlock.Opaque
+
+def unsigned_text(text: str) -> ThinkingBlock.Text: ...

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Union
 
 from . import _core
 from ._binding import Binding
-from ._blocks import ThinkingBlock
+from ._blocks import ThinkingBlock, unsigned_text
 from ._errors import ValidationError
 from ._frozen import Frozen, check_bool, check_sequence, check_str
 from ._json import JSON, freeze_json, require_object
@@ -197,7 +197,7 @@ def _canonical_parts(
 
 def _unsealed_thinking(thinking: Iterable[ThinkingBlock]) -> tuple[ThinkingBlock, ...]:
     return tuple(
-        ThinkingBlock.Text(b.text) if b.is_sealed else b
+        unsigned_text(b.text) if b.is_sealed else b
         for b in thinking
         if isinstance(b, ThinkingBlock.Text) and b.text
     )
@@ -245,6 +245,15 @@ class AssistantMessage(Message):
         )
 
     @classmethod
+    def _trusted(
+        cls, content: str | None, tool_calls: tuple[ToolCall, ...], thinking: tuple[ThinkingBlock, ...]
+    ) -> AssistantMessage:
+        """Canonical layout from values already validated (the unsealing paths)."""
+        message = cls.__new__(cls)
+        message._set(_canonical_parts(content, tool_calls, thinking), None)
+        return message
+
+    @classmethod
     def from_parts(cls, parts: Sequence[Part]) -> AssistantMessage:
         """A turn whose blocks stand in the given order (text, tool calls, thinking)."""
         message = cls.__new__(cls)
@@ -288,13 +297,14 @@ class AssistantMessage(Message):
     def with_content(self, content: str | None) -> AssistantMessage:
         if content == self.content_opt:  # None == None, "x" == "x"; None != ""
             return self
-        return AssistantMessage(content, self.tool_calls, _unsealed_thinking(self.thinking))
+        content = None if content is None else check_str(content, "AssistantMessage.content")
+        return AssistantMessage._trusted(content, self.tool_calls, _unsealed_thinking(self.thinking))
 
     def with_tool_calls(self, tool_calls: Sequence[ToolCall]) -> AssistantMessage:
         calls = _check_items(tool_calls, ToolCall, "AssistantMessage.tool_calls")
         if calls == self.tool_calls:
             return self
-        return AssistantMessage(self.content_opt, calls, _unsealed_thinking(self.thinking))
+        return AssistantMessage._trusted(self.content_opt, calls, _unsealed_thinking(self.thinking))
 
     def with_thinking(self, thinking: Sequence[ThinkingBlock] | str) -> AssistantMessage:
         if isinstance(thinking, str):
@@ -311,7 +321,7 @@ class AssistantMessage(Message):
             if not self.has_sealed_thinking and self.thinking_binding is None:
                 cached = self
             else:
-                cached = AssistantMessage(self.content_opt, self.tool_calls, _unsealed_thinking(self.thinking))
+                cached = AssistantMessage._trusted(self.content_opt, self.tool_calls, _unsealed_thinking(self.thinking))
             object.__setattr__(self, "_unsealed", cached)
         return cached
 

@@ -229,6 +229,13 @@ def decide(message: AssistantMessage, target: Origin, context: bytes, chain_befo
     return KEPT
 
 
+def _needs_prefix_check(message: AssistantMessage, target: Origin) -> bool:
+    """Whether ``decide`` will look at the chain: only turns bound to this very
+    target (other turns are decided without it, so their digests can wait for a batch)."""
+    binding = message.thinking_binding
+    return binding is not None and binding.origin == target and message.has_sealed_thinking
+
+
 def sent_form(message: AssistantMessage, code: int, answered: set[str]) -> AssistantMessage:
     """The turn as it goes out: itself when kept, else unsealed, and in either
     case without the calls that no tool result answers."""
@@ -237,11 +244,11 @@ def sent_form(message: AssistantMessage, code: int, answered: set[str]) -> Assis
     return sent if calls == message.tool_calls else sent.with_tool_calls(calls)
 
 
-def ensure_digests(items: Sequence[Message], start: int, end: int) -> None:
-    """Compute the missing message digests of ``items[start:end]`` in one native
-    batch (hashed without the GIL, on two threads when the batch is large)."""
-    missing = [m for m in items[start:end] if m._digest is None]
-    if len(missing) > 16:
+def ensure_digests(messages: Sequence[Message]) -> None:
+    """Compute the missing digests of ``messages`` in one native batch (hashed
+    without the GIL, on two threads when the batch is large)."""
+    missing = [m for m in messages if m._digest is None]
+    if len(missing) > 1:
         for message, digest in zip(missing, _core.message_digests(missing, 2)):
             object.__setattr__(message, "_digest", digest)
 
@@ -261,9 +268,8 @@ def walk(
     ``total`` bounds the look-ahead for tool pairing. Runs of messages whose
     as-sent digest is known are chained in one native call.
     """
-    ensure_digests(items, start, end)
     result = _Walk()
-    pending: list[bytes] = []  # as-sent digests not yet chained
+    pending: list[Message] = []  # as-sent messages not yet chained
     pairing = Pairing(items, total)
     if start > 0:
         _resume_pairing(pairing, items, start)
@@ -271,7 +277,8 @@ def walk(
     def flush() -> None:
         nonlocal chain
         if pending:
-            packed = _core.chain(chain, b"".join(pending))
+            ensure_digests(pending)
+            packed = _core.chain(chain, b"".join([m.digest for m in pending]))
             result.chain += packed
             chain = packed[-32:]
             pending.clear()
@@ -282,8 +289,8 @@ def walk(
         if isinstance(message, AssistantMessage):
             answered = pairing.assistant(i, message)
             unpaired = len(answered) < len({c.id for c in message.tool_calls})
-            if message.has_sealed_thinking:
-                flush()
+            if _needs_prefix_check(message, target):
+                flush()  # the decision needs the chain value before this turn
             code = decide(message, target, context, chain, unpaired)
             sent = sent_form(message, code, answered)
             result.codes.append(code)
@@ -295,7 +302,7 @@ def walk(
                     sent = stray_tool_message(message)
             else:
                 pairing.other(message)
-        pending.append(sent.digest)
+        pending.append(sent)
         if keep_sent:
             result.sent.append(sent)
     flush()

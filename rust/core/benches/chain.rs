@@ -1,1 +1,54 @@
-fn main() {}
+//! Criterion benches of the core: per-message digest of a 1.6 KB message (the
+//! floor of any per-prefix scheme), batch digests on 1 and 2 threads, and the
+//! chain step. The Python-side comparison against a pure-Python chain lives in
+//! benches/ (pytest-benchmark).
+
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use thinkseal_core::digest;
+use thinkseal_core::model::{Block, Message, Part, ToolCall};
+
+/// A 1.6 KB assistant turn: thinking, text and one tool call.
+fn turn(i: usize) -> Message {
+    Message::Assistant {
+        parts: vec![
+            Part::Thinking(Block::Text { text: "t".repeat(700), signature: Some("s".repeat(300)) }),
+            Part::Text(format!("{i} {}", "x".repeat(500))),
+            Part::ToolCall(ToolCall {
+                id: format!("toolu_{i}"),
+                name: "lookup".into(),
+                arguments_jcs: br#"{"query":"weather in paris","units":"metric"}"#.to_vec(),
+            }),
+        ],
+    }
+}
+
+fn benches(c: &mut Criterion) {
+    let one = turn(0);
+    let mut group = c.benchmark_group("message_digest");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("1.6KB", |b| b.iter(|| digest::message_digest(black_box(&one))));
+    group.finish();
+
+    let batch: Vec<Message> = (0..10_000).map(turn).collect();
+    let mut group = c.benchmark_group("message_digests_10k");
+    group.throughput(Throughput::Elements(batch.len() as u64));
+    for threads in [1, 2] {
+        group.bench_with_input(BenchmarkId::from_parameter(threads), &threads, |b, &t| {
+            b.iter(|| digest::message_digests(black_box(&batch), t));
+        });
+    }
+    group.finish();
+
+    let digests = digest::message_digests(&batch, 2);
+    let mut group = c.benchmark_group("chain_10k");
+    group.throughput(Throughput::Elements(digests.len() as u64));
+    group.bench_function("chain", |b| b.iter(|| digest::chain(&digest::CHAIN_START, black_box(&digests))));
+    group.finish();
+}
+
+criterion_group! {
+    name = core;
+    config = Criterion::default().sample_size(20);
+    targets = benches
+}
+criterion_main!(core);

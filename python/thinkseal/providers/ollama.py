@@ -1,0 +1,322 @@
+"""Ollama ``/api/chat``: the request body, the reply and the NDJSON stream.
+
+What Ollama requires, and what thinkseal does about it:
+
+- Thinking comes back as plain text in ``message.thinking`` (streamed as
+  ``message.thinking`` fragments). It is never signed, so an Ollama reply is
+  one unsigned ``ThinkingBlock.Text`` and is never sealed or bound.
+- Ollama accepts ``thinking`` on input messages (whether a model's template
+  shows earlier thinking to the model is model-specific). thinkseal sends the
+  unsigned text of every as-sent assistant turn as ``thinking``, the text of
+  its Text blocks joined with no separator. Ollama has no field for
+  signatures, redacted or opaque data, so those never go out.
+- Tool calls have no id on Ollama's wire. thinkseal gives each call of a reply
+  a generated id, the same for ``receive`` and for the stream of the same
+  reply: ``"ollama_"`` + the first 24 hex digits of SHA-256 over the UTF-8 of
+  the compact JSON array ``[thinking, content, index, name, arguments]``, where
+  ``thinking`` and ``content`` are the reply's full texts (``""`` when none),
+  ``index`` is the call's 0-based position among the reply's calls and
+  ``arguments`` is the arguments' RFC 8785 text. Any ``id`` Ollama may add to a
+  call is ignored, so both paths always agree. Ids are not sent back: the
+  installed ``ollama`` SDK's request ``Message``/``ToolCall`` models have no
+  ``id`` or ``tool_call_id`` field and drop them. Tool results go out as
+  ``{"role": "tool", "content", "tool_name"}``, named after the call they answer.
+- Tool-call arguments are a JSON object on the wire (not JSON text).
+- ``"stream"`` is always in the body: Ollama streams when it is absent, so a
+  non-streaming request says ``"stream": false``.
+- ``think`` is ``true``/``false`` or ``"high"|"medium"|"low"|"max"``; any other
+  value is refused with Ollama's own error text. ``options`` (model parameters
+  such as ``temperature``) is an object and ``keep_alive`` a duration string or
+  a number of seconds. A model parameter given at the top level (where Ollama
+  would silently ignore it) is refused with a pointer to ``options``.
+- ``Conversation.response_format``: ``json_object`` becomes ``"format": "json"``,
+  ``json_schema`` becomes ``"format": <the schema>``; ``text`` sends nothing.
+- System messages go out in place as ``{"role": "system"}`` messages.
+- An assistant turn left with no text and no tool calls (after tool pairing)
+  still goes out (Ollama accepts an empty assistant message), with its thinking.
+- A tool message's ``is_error`` has no wire field; its content goes out as is.
+- A reply or stream line ``{"error": "..."}`` raises ``ResponseError``; a stream
+  that ends without its ``"done": true`` line raises ``ResponseError``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from functools import partial
+from typing import Any, ClassVar
+
+from .._blocks import ThinkingBlock
+from .._conversation import Conversation
+from .._errors import ResponseError, ThinksealError, ValidationError
+from .._json import freeze_json, require_object
+from .._messages import AssistantMessage, Message, ToolCall, ToolMessage
+from .._replay import Replay
+from ._base import Built, Provider, StreamParser
+from ._response import Node, parse_arguments, valid_text, wrap_errors
+from ._wire import fragment, splice
+
+__all__ = ["THINK_LEVELS", "Adapter", "generated_call_id", "invalid_think_message"]
+
+PATH = "/api/chat"
+THINK_LEVELS: tuple[str, ...] = ("high", "medium", "low", "max")
+
+# Model parameters that belong inside ``options``; Ollama ignores them at the top level.
+_MODEL_PARAMETERS = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "top_k",
+        "min_p",
+        "seed",
+        "num_ctx",
+        "num_predict",
+        "num_keep",
+        "stop",
+        "repeat_penalty",
+        "repeat_last_n",
+        "presence_penalty",
+        "frequency_penalty",
+        "mirostat",
+        "mirostat_tau",
+        "mirostat_eta",
+        "typical_p",
+        "tfs_z",
+        "max_tokens",
+    }
+)
+# Fields thinkseal fills from the conversation and ``prepare``'s own arguments.
+_RESERVED = {
+    "model": "the model is prepare()'s model argument",
+    "messages": "messages come from the conversation",
+    "tools": "tools come from Conversation.tools",
+    "format": "the format comes from Conversation.response_format (it is part of the fingerprint)",
+    "stream": "use prepare(..., stream=True)",
+}
+
+
+def invalid_think_message(value: object) -> str:
+    """Ollama's error text for a ``think`` value it does not accept."""
+    shown = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value)
+    return f'invalid think value: {shown} (must be "high", "medium", "low", "max", true, or false)'
+
+
+def generated_call_id(thinking: str, content: str, index: int, name: str, arguments_json: str) -> str:
+    """The id thinkseal gives call ``index`` of an Ollama reply (see the module docstring)."""
+    material = json.dumps([thinking, content, index, name, arguments_json], ensure_ascii=False, separators=(",", ":"))
+    return "ollama_" + hashlib.sha256(material.encode()).hexdigest()[:24]
+
+
+# -- request -------------------------------------------------------------------
+
+
+def _check_options(options: dict[str, Any]) -> dict[str, Any]:
+    checked: dict[str, Any] = {}
+    for name, value in options.items():
+        if name in _RESERVED:
+            raise ValidationError(f"ollama: option {name!r} is not accepted here: {_RESERVED[name]}", path=name)
+        if name in _MODEL_PARAMETERS:
+            raise ValidationError(
+                f"ollama: {name!r} is a model parameter; pass it inside options={{{name!r}: ...}}", path=name
+            )
+        if name == "think":
+            if not (isinstance(value, bool) or value in THINK_LEVELS):
+                raise ValidationError(invalid_think_message(value), path="think")
+        elif name == "options":
+            require_object(value, "options")
+        elif name == "keep_alive":
+            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                raise ValidationError(
+                    "ollama: keep_alive must be a duration string (e.g. '5m') or a number of seconds", path=name
+                )
+        elif name == "logprobs":
+            if not isinstance(value, bool):
+                raise ValidationError("ollama: logprobs must be true or false", path=name)
+        elif name == "top_logprobs" and (isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 20):
+            raise ValidationError("ollama: top_logprobs must be an integer from 0 to 20", path=name)
+        checked[name] = freeze_json(value, name)[0]
+    return checked
+
+
+def _format(response_format: Mapping[str, Any] | None) -> dict[str, Any]:
+    if response_format is None:
+        return {}
+    kind = response_format["type"]
+    if kind == "text":
+        return {}
+    if kind == "json_object":
+        return {"format": "json"}
+    if kind == "json_schema":
+        spec = response_format.get("json_schema")
+        schema = spec.get("schema") if isinstance(spec, Mapping) else None
+        if not isinstance(schema, Mapping):
+            raise ValidationError(
+                "ollama: response_format json_schema needs json_schema.schema (a JSON object)",
+                path="response_format.json_schema.schema",
+            )
+        return {"format": schema}
+    raise ValidationError(
+        f"ollama: response_format type {kind!r} has no Ollama equivalent (json_object, json_schema or text)",
+        path="response_format.type",
+    )
+
+
+def _tools(conversation: Conversation) -> dict[str, Any]:
+    if not conversation.tools:
+        return {}
+    return {
+        "tools": [
+            {
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+            }
+            for t in conversation.tools
+        ]
+    }
+
+
+def _assistant_wire(message: AssistantMessage) -> dict[str, Any]:
+    wire: dict[str, Any] = {"role": "assistant", "content": message.content}
+    thinking = message.thinking_text
+    if thinking:
+        wire["thinking"] = thinking
+    if message.tool_calls:
+        wire["tool_calls"] = [{"function": {"name": c.name, "arguments": c.arguments}} for c in message.tool_calls]
+    return wire
+
+
+def _tool_wire(message: ToolMessage, name: str) -> dict[str, Any]:
+    return {"role": "tool", "content": message.content, "tool_name": name}
+
+
+def _text_wire(message: Message) -> dict[str, Any]:
+    return {"role": message.role, "content": message.content}  # type: ignore[attr-defined]
+
+
+def _messages(replay: Replay) -> tuple[list[Any], list[bytes]]:
+    """The wire messages and their cached JSON bytes."""
+    objects: list[Any] = []
+    raws: list[bytes] = []
+    names: dict[str, str] = {}  # call id -> tool name, for the turn the tool results answer
+    for message in replay.sent_messages():
+        if isinstance(message, AssistantMessage):
+            names = {c.id: c.name for c in message.tool_calls}
+            obj, raw = fragment(message, "ollama", partial(_assistant_wire, message))
+        elif isinstance(message, ToolMessage):
+            # Pairing guarantees a tool message still here answers a call of the turn before it.
+            name = names[message.tool_call_id]
+            obj, raw = fragment(message, "ollama:tool:" + name, partial(_tool_wire, message, name))
+        else:
+            obj, raw = fragment(message, "ollama", partial(_text_wire, message))
+        objects.append(obj)
+        raws.append(raw)
+    return objects, raws
+
+
+# -- response ------------------------------------------------------------------
+
+
+def _raise_reported_error(root: Node) -> None:
+    if isinstance(root.value, Mapping) and root.value.get("error") is not None:
+        error = root.value["error"]
+        text = error if isinstance(error, str) else json.dumps(error, default=str)
+        raise ResponseError(f"Ollama reported an error: {text}", path="$.error")
+
+
+class _Reply:
+    """The parts of one reply, gathered from a whole response or from stream lines."""
+
+    __slots__ = ("calls", "content", "thinking")
+
+    def __init__(self) -> None:
+        self.thinking: list[str] = []
+        self.content: list[str] = []
+        self.calls: list[tuple[str, dict[str, Any], str]] = []  # name, arguments, path
+
+    def add(self, message: Node) -> None:
+        message.object()
+        role = message.opt("role", str)
+        if role is not None and role != "assistant":
+            raise ResponseError(f'expected "assistant", got {role!r}', path=f"{message.path}.role")
+        thinking = message.opt("thinking", str)
+        if thinking:
+            self.thinking.append(valid_text(thinking, f"{message.path}.thinking"))
+        content = message.opt("content", str)
+        if content:
+            self.content.append(valid_text(content, f"{message.path}.content"))
+        for call in message.items("tool_calls", required=False):
+            function = call.node("function")
+            name = function.text("name")
+            arguments = parse_arguments(function.get("arguments", (Mapping, str)), f"{function.path}.arguments")
+            self.calls.append((name, arguments, function.path))
+
+    def message(self) -> AssistantMessage:
+        thinking = "".join(self.thinking)
+        content = "".join(self.content)
+        calls = []
+        for index, (name, arguments, path) in enumerate(self.calls):
+            try:
+                draft = ToolCall("pending", name, arguments)
+                call_id = generated_call_id(thinking, content, index, name, draft.arguments_json)
+                calls.append(ToolCall(call_id, name, draft.arguments))
+            except ThinksealError as exc:
+                raise wrap_errors(path, exc) from None
+        return AssistantMessage(content or None, calls, [ThinkingBlock.Text(thinking)] if thinking else [])
+
+
+class _Stream(StreamParser):
+    """Accumulates NDJSON lines: thinking and content fragments, whole tool calls,
+    and the final ``"done": true`` line."""
+
+    def __init__(self) -> None:
+        self._reply = _Reply()
+        self._done = False
+
+    def feed(self, event: Mapping[str, Any]) -> None:
+        root = Node(event)
+        _raise_reported_error(root)
+        if self._done:
+            raise ResponseError("a stream line after the done line", path="$")
+        message = root.opt_node("message")
+        if message is not None:
+            self._reply.add(message)
+        self._done = root.opt("done", bool, False)
+
+    def finish(self) -> AssistantMessage:
+        if not self._done:
+            raise ResponseError('the stream ended before its "done": true line', path="$.done")
+        return self._reply.message()
+
+
+class Adapter(Provider):
+    """Ollama's native chat API (``/api/chat``)."""
+
+    id: ClassVar[str] = "ollama"
+
+    def build(
+        self, conversation: Conversation, replay: Replay, model: str, options: dict[str, Any], stream: bool
+    ) -> Built:
+        checked = _check_options(options)
+        messages, raws = _messages(replay)
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": messages,
+            **_tools(conversation),
+            **_format(conversation.response_format),
+            "stream": stream,
+            **checked,
+        }
+        return Built(body, splice(body, "messages", raws), PATH, {"content-type": "application/json"})
+
+    def parse(self, response: Mapping[str, Any]) -> AssistantMessage:
+        root = Node(response)
+        _raise_reported_error(root)
+        if root.get("done", bool) is not True:
+            raise ResponseError("the reply is not complete (done is false)", path="$.done")
+        reply = _Reply()
+        reply.add(root.node("message"))
+        return reply.message()
+
+    def new_stream(self) -> StreamParser:
+        return _Stream()

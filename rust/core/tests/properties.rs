@@ -1,0 +1,96 @@
+//! Property tests of the core: the encoding is injective, canonical JSON is
+//! independent of key order and idempotent, the chain is incremental.
+
+use proptest::prelude::*;
+use thinkseal_core::digest;
+use thinkseal_core::encode::encode_message;
+use thinkseal_core::jcs::{canonicalize, Json};
+use thinkseal_core::model::{Block, Message, Part, ToolCall};
+
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof![Just(String::new()), "[a-c]{0,3}", "\\PC{0,6}"]
+}
+
+fn block() -> impl Strategy<Value = Block> {
+    prop_oneof![
+        (text(), proptest::option::of(text())).prop_map(|(text, signature)| Block::Text { text, signature }),
+        text().prop_map(|data| Block::Redacted { data }),
+        (text(), text()).prop_map(|(provider, data)| Block::Opaque { provider, data }),
+    ]
+}
+
+fn part() -> impl Strategy<Value = Part> {
+    prop_oneof![
+        text().prop_map(Part::Text),
+        (text(), text(), "[a-z{}\\[\\]:,\"0-9]{0,8}")
+            .prop_map(|(id, name, args)| Part::ToolCall(ToolCall { id, name, arguments_jcs: args.into_bytes() })),
+        block().prop_map(Part::Thinking),
+    ]
+}
+
+fn message() -> impl Strategy<Value = Message> {
+    prop_oneof![
+        text().prop_map(|content| Message::System { content }),
+        text().prop_map(|content| Message::User { content }),
+        (text(), text(), any::<bool>())
+            .prop_map(|(content, tool_call_id, is_error)| Message::Tool { content, tool_call_id, is_error }),
+        proptest::collection::vec(part(), 0..4).prop_map(|parts| Message::Assistant { parts }),
+    ]
+}
+
+fn json() -> impl Strategy<Value = Json> {
+    let leaf = prop_oneof![
+        Just(Json::Null),
+        any::<bool>().prop_map(Json::Bool),
+        any::<i64>().prop_map(|i| Json::Int(i.to_string())),
+        any::<f64>().prop_filter("finite", |x| x.is_finite()).prop_map(Json::Float),
+        text().prop_map(Json::Str),
+    ];
+    leaf.prop_recursive(4, 32, 4, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Json::Array),
+            proptest::collection::btree_map("[a-d\\u{e000}\\u{1f600}]{0,2}", inner, 0..4)
+                .prop_map(|m| Json::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+fn encoded(m: &Message) -> Vec<u8> {
+    let mut out = Vec::new();
+    encode_message(&mut out, m);
+    out
+}
+
+/// Reverse every object's member order.
+fn reorder(value: &Json) -> Json {
+    match value {
+        Json::Array(items) => Json::Array(items.iter().map(reorder).collect()),
+        Json::Object(members) => Json::Object(members.iter().rev().map(|(k, v)| (k.clone(), reorder(v))).collect()),
+        other => other.clone(),
+    }
+}
+
+proptest! {
+    #[test]
+    fn encoding_is_injective(a in message(), b in message()) {
+        prop_assert_eq!(a == b, encoded(&a) == encoded(&b));
+        prop_assert_eq!(a == b, digest::message_digest(&a) == digest::message_digest(&b));
+    }
+
+    #[test]
+    fn canonical_json_ignores_member_order(value in json()) {
+        prop_assert_eq!(canonicalize(&value).unwrap(), canonicalize(&reorder(&value)).unwrap());
+    }
+
+    #[test]
+    fn chain_extends_incrementally(msgs in proptest::collection::vec(message(), 0..12), cut in 0usize..12) {
+        let digests: Vec<_> = msgs.iter().map(digest::message_digest).collect();
+        let cut = cut.min(digests.len());
+        let whole = digest::chain(&digest::CHAIN_START, &digests);
+        let head = digest::chain(&digest::CHAIN_START, &digests[..cut]);
+        let start = head.last().copied().unwrap_or(digest::CHAIN_START);
+        let tail = digest::chain(&start, &digests[cut..]);
+        prop_assert_eq!(&whole[..cut], &head[..]);
+        prop_assert_eq!(&whole[cut..], &tail[..]);
+    }
+}
