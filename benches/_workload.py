@@ -38,7 +38,9 @@ def as_dict(m: Message) -> dict[str, Any]:
             "role": "assistant",
             "content": m.content_opt,
             "tool_calls": [{"id": c.id, "name": c.name, "arguments": dict(c.arguments)} for c in m.tool_calls],
-            "thinking": [{"text": b.text, "signature": b.signature} for b in m.thinking if isinstance(b, ThinkingBlock.Text)],
+            "thinking": [
+                {"text": b.text, "signature": b.signature} for b in m.thinking if isinstance(b, ThinkingBlock.Text)
+            ],
         }
     if isinstance(m, ToolMessage):
         return {"role": "tool", "content": m.content, "tool_call_id": m.tool_call_id, "is_error": m.is_error}

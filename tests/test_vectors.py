@@ -60,7 +60,11 @@ def test_context_prefix_and_binding() -> None:
     pre = VECTORS["prefix"]
     o = pre["origin"]
     prefix = _core.prefix_digest(
-        pre["version"], o["provider"], o["model"], o["account"], bytes.fromhex(pre["context"]),
+        pre["version"],
+        o["provider"],
+        o["model"],
+        o["account"],
+        bytes.fromhex(pre["context"]),
         bytes.fromhex(pre["chain_before"]),
     )
     assert prefix.hex() == pre["digest"]

@@ -38,12 +38,12 @@ class ThinkingBlock(Frozen):
         return (type(self), self._key())
 
     def __replace__(self, **changes: Any) -> ThinkingBlock:
-        fields = dict(zip(type(self).__match_args__, self._key()))  # type: ignore[attr-defined]
+        fields = dict(zip(type(self).__match_args__, self._key(), strict=True))  # type: ignore[attr-defined]
         fields.update(changes)
         return type(self)(**fields)
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{n}={v!r}" for n, v in zip(type(self).__match_args__, self._key()))  # type: ignore[attr-defined]
+        args = ", ".join(f"{n}={v!r}" for n, v in zip(type(self).__match_args__, self._key(), strict=True))  # type: ignore[attr-defined]
         return f"ThinkingBlock.{type(self).__name__}({args})"
 
 

@@ -87,6 +87,13 @@ class Conversation(Frozen):
     )
     tools: tuple[Tool, ...]
     response_format: Mapping[str, Any] | None
+    _log: _Log
+    _len: int
+    _rf_jcs: bytes | None
+    _systems: tuple[str, ...]
+    _context: bytes | None
+    _messages: tuple[Message, ...] | None
+    _replay: dict[Origin, tuple[ReplayStore, int]]
 
     def __init__(
         self,
@@ -160,7 +167,7 @@ class Conversation(Frozen):
             self._len == other._len
             and self.tools == other.tools
             and self._rf_jcs == other._rf_jcs
-            and all(a == b for a, b in zip(self, other))
+            and all(a == b for a, b in zip(self, other, strict=True))
         )
 
     def __hash__(self) -> int:
@@ -212,9 +219,7 @@ class Conversation(Frozen):
             limit = min(self._len, len(items))
             while same < limit and items[same] is old[same]:
                 same += 1
-            object.__setattr__(
-                child, "_replay", {o: (store, min(n, same)) for o, (store, n) in self._replay.items()}
-            )
+            object.__setattr__(child, "_replay", {o: (store, min(n, same)) for o, (store, n) in self._replay.items()})
         return child
 
     def with_tools(self, tools: Sequence[Tool]) -> Conversation:
@@ -264,7 +269,9 @@ class Conversation(Frozen):
             store, have = store.fork(settled), settled
         tail = walk(items, settled, total, total, store.chain_before(settled), origin, context, keep_sent=True)
         chain_end = bytes(tail.chain[-32:]) if total > settled else store.chain_before(settled)
-        report = ReplayReport(store, settled, list(zip(tail.turns, (tail.codes[i - settled] for i in tail.turns))))
+        report = ReplayReport(
+            store, settled, list(zip(tail.turns, (tail.codes[i - settled] for i in tail.turns), strict=True))
+        )
         return Replay(items, total, origin, context, report, settled, tail.sent, chain_end)
 
     def replay_report(self, origin: Origin) -> ReplayReport:

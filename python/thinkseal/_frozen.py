@@ -53,4 +53,4 @@ def check_sequence(value: object, path: str) -> tuple[Any, ...]:
     """A list or tuple as a tuple; a string or mapping is refused (a common slip)."""
     if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
         raise ValidationError(f"{path}: expected a sequence, got {type(value).__name__}", path=path)
-    return tuple(value)  # type: ignore[call-overload]
+    return tuple(value)

@@ -80,6 +80,7 @@ class Message(Frozen):
     __slots__ = ("_digest", "_wire")
     role: ClassVar[str]
     _digest: bytes | None
+    _wire: dict[str, Any] | None
 
     def _fields(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -197,9 +198,7 @@ def _canonical_parts(
 
 def _unsealed_thinking(thinking: Iterable[ThinkingBlock]) -> tuple[ThinkingBlock, ...]:
     return tuple(
-        unsigned_text(b.text) if b.is_sealed else b
-        for b in thinking
-        if isinstance(b, ThinkingBlock.Text) and b.text
+        unsigned_text(b.text) if b.is_sealed else b for b in thinking if isinstance(b, ThinkingBlock.Text) and b.text
     )
 
 

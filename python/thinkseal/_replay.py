@@ -180,7 +180,7 @@ class ReplayStore:
                 return self
         return self.fork(length)
 
-    def extend(self, length: int, chain: bytes, codes: bytes, turns: Sequence[int]) -> bool:
+    def extend(self, length: int, chain: bytes | bytearray, codes: bytes | bytearray, turns: Sequence[int]) -> bool:
         """Append entries after ``length``; False if someone else got there first."""
         with self._lock:
             if len(self.codes) != length:
@@ -249,7 +249,7 @@ def ensure_digests(messages: Sequence[Message]) -> None:
     without the GIL, on two threads when the batch is large)."""
     missing = [m for m in messages if m._digest is None]
     if len(missing) > 1:
-        for message, digest in zip(missing, _core.message_digests(missing, 2)):
+        for message, digest in zip(missing, _core.message_digests(missing, 2), strict=True):
             object.__setattr__(message, "_digest", digest)
 
 

@@ -27,7 +27,7 @@ from thinkseal._persist import message_to_dict
 
 JCS_CASES = [
     '{"b":2,"a":1,"c":{"z":[],"y":{}}}',
-    '[1.0, 1e2, -0.0, 0.1, 1e21, 1e-7, 123456789012345678901234567890, 4.5e-324]',
+    "[1.0, 1e2, -0.0, 0.1, 1e21, 1e-7, 123456789012345678901234567890, 4.5e-324]",
     '{"\\u20ac":"Euro","\\r":"cr","1":"one","\\ud83d\\ude00":"smile","\\u00f6":"o"}',
     '"\\u0000\\u001f\\"\\\\/\\b\\f\\n\\r\\t\\u007f\\u2028"',
     '{"numbers":[333333333.3333333,1e+30,4.50,2e-3,0.000001,1E-7]}',
@@ -54,7 +54,9 @@ MESSAGES = [
         ]
     ),
     AssistantMessage(""),
-    AssistantMessage("Done.", thinking=[ThinkingBlock.Opaque("openrouter", '{"type":"reasoning.encrypted","data":"x"}')]),
+    AssistantMessage(
+        "Done.", thinking=[ThinkingBlock.Opaque("openrouter", '{"type":"reasoning.encrypted","data":"x"}')]
+    ),
 ]
 
 TOOLS = [Tool("get_weather", "Current weather", {"type": "object", "properties": {"city": {"type": "string"}}})]

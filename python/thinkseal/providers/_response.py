@@ -70,18 +70,16 @@ class Node:
         value = self.value[key]
         ok = isinstance(value, kind) and not (isinstance(value, bool) and kind in (int, float))
         if not ok:
-            raise ResponseError(
-                f"expected {_describe(kind)}, got {type(value).__name__}", path=f"{self.path}.{key}"
-            )
+            raise ResponseError(f"expected {_describe(kind)}, got {type(value).__name__}", path=f"{self.path}.{key}")
         return value
 
     def node(self, key: str) -> Node:
         """The required object field ``key`` as a node."""
-        self.get(key, Mapping)
+        self.get(key, dict)
         return self.child(key)
 
     def opt_node(self, key: str) -> Node | None:
-        return self.child(key) if self.opt(key, Mapping) is not None else None
+        return self.child(key) if self.opt(key, dict) is not None else None
 
     def items(self, key: str, *, required: bool = True) -> Iterator[Node]:
         """The elements of the array field ``key`` as nodes (none if optional and absent)."""

@@ -11,7 +11,10 @@ use thinkseal_core::model::{Block, Message, Part, ToolCall};
 fn turn(i: usize) -> Message {
     Message::Assistant {
         parts: vec![
-            Part::Thinking(Block::Text { text: "t".repeat(700), signature: Some("s".repeat(300)) }),
+            Part::Thinking(Block::Text {
+                text: "t".repeat(700),
+                signature: Some("s".repeat(300)),
+            }),
             Part::Text(format!("{i} {}", "x".repeat(500))),
             Part::ToolCall(ToolCall {
                 id: format!("toolu_{i}"),
@@ -26,7 +29,9 @@ fn benches(c: &mut Criterion) {
     let one = turn(0);
     let mut group = c.benchmark_group("message_digest");
     group.throughput(Throughput::Elements(1));
-    group.bench_function("1.6KB", |b| b.iter(|| digest::message_digest(black_box(&one))));
+    group.bench_function("1.6KB", |b| {
+        b.iter(|| digest::message_digest(black_box(&one)))
+    });
     group.finish();
 
     let batch: Vec<Message> = (0..10_000).map(turn).collect();
@@ -42,7 +47,9 @@ fn benches(c: &mut Criterion) {
     let digests = digest::message_digests(&batch, 2);
     let mut group = c.benchmark_group("chain_10k");
     group.throughput(Throughput::Elements(digests.len() as u64));
-    group.bench_function("chain", |b| b.iter(|| digest::chain(&digest::CHAIN_START, black_box(&digests))));
+    group.bench_function("chain", |b| {
+        b.iter(|| digest::chain(&digest::CHAIN_START, black_box(&digests)))
+    });
     group.finish();
 }
 

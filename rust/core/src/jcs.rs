@@ -172,7 +172,7 @@ impl fmt::Display for NonFinite {
 }
 
 /// An IEEE double formatted as ECMAScript's `Number.prototype.toString` does
-/// (ECMA-262 Number::toString, radix 10), which RFC 8785 adopts.
+/// (ECMA-262 `Number::toString`, radix 10), which RFC 8785 adopts.
 pub fn write_f64(out: &mut Vec<u8>, x: f64) -> Result<(), NonFinite> {
     if !x.is_finite() {
         return Err(NonFinite);

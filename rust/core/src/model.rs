@@ -13,7 +13,7 @@ pub enum Block {
     },
     /// Encrypted reasoning (Anthropic `redacted_thinking`, Bedrock `redactedContent`).
     Redacted { data: String },
-    /// Provider-specific replay data, e.g. one OpenRouter `reasoning_details` item.
+    /// Provider-specific replay data, e.g. one `OpenRouter` `reasoning_details` item.
     Opaque { provider: String, data: String },
 }
 

@@ -13,7 +13,8 @@ fn text() -> impl Strategy<Value = String> {
 
 fn block() -> impl Strategy<Value = Block> {
     prop_oneof![
-        (text(), proptest::option::of(text())).prop_map(|(text, signature)| Block::Text { text, signature }),
+        (text(), proptest::option::of(text()))
+            .prop_map(|(text, signature)| Block::Text { text, signature }),
         text().prop_map(|data| Block::Redacted { data }),
         (text(), text()).prop_map(|(provider, data)| Block::Opaque { provider, data }),
     ]
@@ -22,8 +23,13 @@ fn block() -> impl Strategy<Value = Block> {
 fn part() -> impl Strategy<Value = Part> {
     prop_oneof![
         text().prop_map(Part::Text),
-        (text(), text(), "[a-z{}\\[\\]:,\"0-9]{0,8}")
-            .prop_map(|(id, name, args)| Part::ToolCall(ToolCall { id, name, arguments_jcs: args.into_bytes() })),
+        (text(), text(), "[a-z{}\\[\\]:,\"0-9]{0,8}").prop_map(|(id, name, args)| Part::ToolCall(
+            ToolCall {
+                id,
+                name,
+                arguments_jcs: args.into_bytes()
+            }
+        )),
         block().prop_map(Part::Thinking),
     ]
 }
@@ -32,8 +38,13 @@ fn message() -> impl Strategy<Value = Message> {
     prop_oneof![
         text().prop_map(|content| Message::System { content }),
         text().prop_map(|content| Message::User { content }),
-        (text(), text(), any::<bool>())
-            .prop_map(|(content, tool_call_id, is_error)| Message::Tool { content, tool_call_id, is_error }),
+        (text(), text(), any::<bool>()).prop_map(|(content, tool_call_id, is_error)| {
+            Message::Tool {
+                content,
+                tool_call_id,
+                is_error,
+            }
+        }),
         proptest::collection::vec(part(), 0..4).prop_map(|parts| Message::Assistant { parts }),
     ]
 }
@@ -43,7 +54,9 @@ fn json() -> impl Strategy<Value = Json> {
         Just(Json::Null),
         any::<bool>().prop_map(Json::Bool),
         any::<i64>().prop_map(|i| Json::Int(i.to_string())),
-        any::<f64>().prop_filter("finite", |x| x.is_finite()).prop_map(Json::Float),
+        any::<f64>()
+            .prop_filter("finite", |x| x.is_finite())
+            .prop_map(Json::Float),
         text().prop_map(Json::Str),
     ];
     leaf.prop_recursive(4, 32, 4, |inner| {
@@ -65,7 +78,13 @@ fn encoded(m: &Message) -> Vec<u8> {
 fn reorder(value: &Json) -> Json {
     match value {
         Json::Array(items) => Json::Array(items.iter().map(reorder).collect()),
-        Json::Object(members) => Json::Object(members.iter().rev().map(|(k, v)| (k.clone(), reorder(v))).collect()),
+        Json::Object(members) => Json::Object(
+            members
+                .iter()
+                .rev()
+                .map(|(k, v)| (k.clone(), reorder(v)))
+                .collect(),
+        ),
         other => other.clone(),
     }
 }

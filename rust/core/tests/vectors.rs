@@ -11,12 +11,13 @@ use thinkseal_core::jcs::{self, Json};
 use thinkseal_core::model::{Block, Context, Message, Origin, Part, Tool, ToolCall};
 
 fn vectors() -> Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/fingerprint-v1.json");
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/fingerprint-v1.json");
     let text = std::fs::read_to_string(&path).expect("vectors file");
     serde_json::from_str(&text).expect("vectors parse")
 }
 
-/// serde_json (arbitrary precision) to the core's JSON: integer literals stay
+/// `serde_json` (arbitrary precision) to the core's JSON: integer literals stay
 /// exact, every other number is read as an IEEE double.
 fn to_json(value: &Value) -> Json {
     match value {
@@ -34,9 +35,12 @@ fn to_json(value: &Value) -> Json {
         }
         Value::String(s) => Json::Str(s.clone()),
         Value::Array(items) => Json::Array(items.iter().map(to_json).collect()),
-        Value::Object(members) => {
-            Json::Object(members.iter().map(|(k, v)| (k.clone(), to_json(v))).collect())
-        }
+        Value::Object(members) => Json::Object(
+            members
+                .iter()
+                .map(|(k, v)| (k.clone(), to_json(v)))
+                .collect(),
+        ),
     }
 }
 
@@ -60,32 +64,48 @@ fn part(value: &Value) -> Part {
             text: s(&value["text"]),
             signature: value["signature"].as_str().map(str::to_owned),
         }),
-        "redacted_thinking" => Part::Thinking(Block::Redacted { data: s(&value["data"]) }),
-        "opaque_thinking" => {
-            Part::Thinking(Block::Opaque { provider: s(&value["provider"]), data: s(&value["data"]) })
-        }
+        "redacted_thinking" => Part::Thinking(Block::Redacted {
+            data: s(&value["data"]),
+        }),
+        "opaque_thinking" => Part::Thinking(Block::Opaque {
+            provider: s(&value["provider"]),
+            data: s(&value["data"]),
+        }),
         other => panic!("unknown part type {other}"),
     }
 }
 
 fn message(value: &Value) -> Message {
     match value["role"].as_str().expect("role") {
-        "system" => Message::System { content: s(&value["content"]) },
-        "user" => Message::User { content: s(&value["content"]) },
+        "system" => Message::System {
+            content: s(&value["content"]),
+        },
+        "user" => Message::User {
+            content: s(&value["content"]),
+        },
         "tool" => Message::Tool {
             content: s(&value["content"]),
             tool_call_id: s(&value["tool_call_id"]),
             is_error: value["is_error"].as_bool().expect("is_error"),
         },
         "assistant" => Message::Assistant {
-            parts: value["parts"].as_array().expect("parts").iter().map(part).collect(),
+            parts: value["parts"]
+                .as_array()
+                .expect("parts")
+                .iter()
+                .map(part)
+                .collect(),
         },
         other => panic!("unknown role {other}"),
     }
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut out, b| {
+        let _ = write!(out, "{b:02x}");
+        out
+    })
 }
 
 fn digest_from_hex(text: &Value) -> Digest {
@@ -110,9 +130,15 @@ fn version_and_contexts() {
 #[test]
 fn canonical_json() {
     for case in vectors()["jcs"].as_array().expect("jcs") {
-        let input: Value = serde_json::from_str(case["input"].as_str().expect("input")).expect("input json");
+        let input: Value =
+            serde_json::from_str(case["input"].as_str().expect("input")).expect("input json");
         let got = String::from_utf8(canonical(&input)).expect("utf8");
-        assert_eq!(got, case["canonical"].as_str().expect("canonical"), "input {}", case["input"]);
+        assert_eq!(
+            got,
+            case["canonical"].as_str().expect("canonical"),
+            "input {}",
+            case["input"]
+        );
     }
 }
 
@@ -130,7 +156,10 @@ fn messages_and_chain() {
         digests.push(d);
     }
     let start = digest_from_hex(&v["chain"]["start"]);
-    let chain: Vec<String> = digest::chain(&start, &digests).iter().map(|d| hex(d)).collect();
+    let chain: Vec<String> = digest::chain(&start, &digests)
+        .iter()
+        .map(|d| hex(d))
+        .collect();
     let want: Vec<String> = v["chain"]["after_each_message"]
         .as_array()
         .expect("chain")
@@ -145,7 +174,12 @@ fn context_and_prefix() {
     let v = vectors();
     let ctx = &v["context"];
     let context = Context {
-        system: ctx["system"].as_array().expect("system").iter().map(s).collect(),
+        system: ctx["system"]
+            .as_array()
+            .expect("system")
+            .iter()
+            .map(s)
+            .collect(),
         tools: ctx["tools"]
             .as_array()
             .expect("tools")
@@ -160,7 +194,10 @@ fn context_and_prefix() {
     };
     let context_digest = digest::context_digest(&context);
     assert_eq!(hex(&context_digest), s(&ctx["digest"]));
-    assert_eq!(hex(&digest::context_digest(&Context::default())), s(&ctx["empty_digest"]));
+    assert_eq!(
+        hex(&digest::context_digest(&Context::default())),
+        s(&ctx["empty_digest"])
+    );
 
     let pre = &v["prefix"];
     let origin = Origin {
@@ -168,6 +205,11 @@ fn context_and_prefix() {
         model: s(&pre["origin"]["model"]),
         account: pre["origin"]["account"].as_str().map(str::to_owned),
     };
-    let got = digest::prefix_digest(1, &origin, &context_digest, &digest_from_hex(&pre["chain_before"]));
+    let got = digest::prefix_digest(
+        1,
+        &origin,
+        &context_digest,
+        &digest_from_hex(&pre["chain_before"]),
+    );
     assert_eq!(hex(&got), s(&pre["digest"]));
 }

@@ -105,12 +105,12 @@ fn chain<'py>(py: Python<'py>, start: &[u8], digests: &[u8]) -> PyResult<Bound<'
 /// The digest of a request's context: system texts, tools as
 /// `(name, description, parameters_jcs)` and the response format's RFC 8785 bytes.
 #[pyfunction]
-fn context_digest<'py>(
-    py: Python<'py>,
+fn context_digest(
+    py: Python<'_>,
     system: Vec<String>,
     tools: Vec<(String, String, Vec<u8>)>,
     response_format_jcs: Option<Vec<u8>>,
-) -> PyResult<Bound<'py, PyBytes>> {
+) -> PyResult<Bound<'_, PyBytes>> {
     guard(py, || {
         let context = Context {
             system,

@@ -1,0 +1,81 @@
+"""``python -m thinkseal``: the replay report of a stored conversation for a target.
+
+With no arguments it reads the bundled example (a Claude tool loop with signed,
+redacted and omitted thinking) and decides it for the model that produced it.
+Try ``--target deepseek:deepseek-chat`` or ``--edit 1`` to see turns unseal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from importlib import resources
+from pathlib import Path
+
+from . import AssistantMessage, Conversation, Origin, ThinksealError, UserMessage
+
+
+def _origin(text: str) -> Origin:
+    provider, _, rest = text.partition(":")
+    model, _, account = rest.partition(":")
+    if not provider or not model:
+        raise argparse.ArgumentTypeError("expected PROVIDER:MODEL or PROVIDER:MODEL:ACCOUNT")
+    return Origin(provider, model, account or None)
+
+
+def _load(path: str | None) -> Conversation:
+    if path is None:
+        text = resources.files("thinkseal.examples").joinpath("weather.json").read_text(encoding="utf-8")
+    else:
+        text = Path(path).read_text(encoding="utf-8")
+    return Conversation.from_json(text)
+
+
+def _default_target(conversation: Conversation) -> Origin:
+    for message in conversation:
+        if isinstance(message, AssistantMessage) and message.thinking_binding is not None:
+            return message.thinking_binding.origin
+    return Origin("anthropic", "claude-sonnet-4-5")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m thinkseal", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "conversation", nargs="?", help="a file written by Conversation.to_json() (default: bundled example)"
+    )
+    parser.add_argument(
+        "--target", type=_origin, help="PROVIDER:MODEL[:ACCOUNT] (default: the origin of the first bound turn)"
+    )
+    parser.add_argument(
+        "--edit", type=int, metavar="INDEX", help="replace message INDEX by an edited user message first"
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    args = parser.parse_args(argv)
+    try:
+        conversation = _load(args.conversation)
+        if args.edit is not None:
+            messages = list(conversation)
+            messages[args.edit] = UserMessage(f"(edited) {getattr(messages[args.edit], 'content', '')}".strip())
+            conversation = conversation.with_messages(messages)
+        target = args.target or _default_target(conversation)
+        report = conversation.replay_report(target)
+    except (ThinksealError, OSError, IndexError) as err:
+        print(f"thinkseal: {err}", file=sys.stderr)
+        return 2
+    if args.json:
+        entries = [{"index": e.index, "kept": e.kept, "reason": e.reason} for e in report]
+        print(json.dumps({"target": repr(target), "turns": entries}, indent=2))
+        return 0
+    print(f"target: {target!r}   messages: {len(conversation)}   assistant turns: {len(report)}")
+    for entry in report:
+        turn = conversation[entry.index]
+        assert isinstance(turn, AssistantMessage)
+        mark = "sealed  " if entry.kept else "unsealed"
+        summary = turn.content[:50] or ", ".join(f"{c.name}({c.id})" for c in turn.tool_calls)
+        print(f"  [{entry.index:>3}] {mark} {entry.reason:<20} {len(turn.thinking)} thinking block(s)  {summary}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Bundled example conversations (used by ``python -m thinkseal``)."""

@@ -1,0 +1,22 @@
+"""The README's Python tour runs as written (so it stays true)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import thinkseal
+
+
+def test_readme_tour_runs(capsys) -> None:
+    text = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) >= 2
+    namespace: dict[str, object] = {}
+    exec(compile("\n".join(blocks), "README.md", "exec"), namespace)
+    out = capsys.readouterr().out
+    assert "reason='kept'" in out
+    assert "origin-mismatch" in out
+    assert "prefix-changed" in out
+    assert isinstance(namespace["reply"], thinkseal.AssistantMessage)
+    assert namespace["reply"].thinking_binding is not None
