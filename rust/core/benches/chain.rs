@@ -30,7 +30,7 @@ fn benches(c: &mut Criterion) {
     let mut group = c.benchmark_group("message_digest");
     group.throughput(Throughput::Elements(1));
     group.bench_function("1.6KB", |b| {
-        b.iter(|| digest::message_digest(black_box(&one)))
+        b.iter(|| digest::message_digest(black_box(&one)));
     });
     group.finish();
 
@@ -48,7 +48,7 @@ fn benches(c: &mut Criterion) {
     let mut group = c.benchmark_group("chain_10k");
     group.throughput(Throughput::Elements(digests.len() as u64));
     group.bench_function("chain", |b| {
-        b.iter(|| digest::chain(&digest::CHAIN_START, black_box(&digests)))
+        b.iter(|| digest::chain(&digest::CHAIN_START, black_box(&digests)));
     });
     group.finish();
 }

@@ -42,7 +42,45 @@ fn keyed(key: &Digest, bytes: &[u8]) -> Digest {
 pub fn message_digest_with(scratch: &mut Vec<u8>, message: &Message) -> Digest {
     scratch.clear();
     encode::encode_message(scratch, message);
-    keyed(&MESSAGE_KEY, scratch)
+    digest_encoding(scratch)
+}
+
+/// The message digest of an already encoded message (see [`encode`]).
+#[must_use]
+pub fn digest_encoding(encoding: &[u8]) -> Digest {
+    keyed(&MESSAGE_KEY, encoding)
+}
+
+/// Message digests of many encodings, `buffer[ends[i-1]..ends[i]]` each, split
+/// across up to `threads` scoped threads when the batch is large enough.
+#[must_use]
+pub fn digest_encodings(buffer: &[u8], ends: &[usize], threads: usize) -> Vec<Digest> {
+    let starts = std::iter::once(0).chain(ends.iter().copied());
+    let spans: Vec<(usize, usize)> = starts.zip(ends.iter().copied()).collect();
+    let hash_all = |spans: &[(usize, usize)], out: &mut [Digest]| {
+        for (&(a, b), slot) in spans.iter().zip(out.iter_mut()) {
+            *slot = digest_encoding(buffer.get(a..b).unwrap_or_default());
+        }
+    };
+    let mut out = vec![[0u8; 32]; spans.len()];
+    let threads = worth_threads(buffer.len(), threads);
+    if threads == 1 {
+        hash_all(&spans, &mut out);
+        return out;
+    }
+    let per = spans.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for (chunk_in, chunk_out) in spans.chunks(per).zip(out.chunks_mut(per)) {
+            scope.spawn(move || hash_all(chunk_in, chunk_out));
+        }
+    });
+    out
+}
+
+/// Threads pay for themselves only past roughly 256 KB of input.
+fn worth_threads(bytes: usize, threads: usize) -> usize {
+    const MIN_BYTES_PER_THREAD: usize = 128 * 1024;
+    threads.clamp(1, bytes.div_ceil(MIN_BYTES_PER_THREAD).max(1))
 }
 
 #[must_use]
@@ -50,32 +88,17 @@ pub fn message_digest(message: &Message) -> Digest {
     message_digest_with(&mut Vec::new(), message)
 }
 
-/// Digests of many messages. Batches large enough to pay for a thread are split
-/// across up to `threads` scoped threads; the result is the same either way.
+/// Digests of many messages, hashed on up to `threads` threads (the result is
+/// the same either way).
 #[must_use]
 pub fn message_digests(messages: &[Message], threads: usize) -> Vec<Digest> {
-    const MIN_PER_THREAD: usize = 128;
-    let threads = threads.clamp(1, messages.len().div_ceil(MIN_PER_THREAD).max(1));
-    if threads == 1 {
-        let mut scratch = Vec::new();
-        return messages
-            .iter()
-            .map(|m| message_digest_with(&mut scratch, m))
-            .collect();
+    let mut buffer = Vec::new();
+    let mut ends = Vec::with_capacity(messages.len());
+    for m in messages {
+        encode::encode_message(&mut buffer, m);
+        ends.push(buffer.len());
     }
-    let mut out = vec![[0u8; 32]; messages.len()];
-    let per = messages.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        for (chunk_in, chunk_out) in messages.chunks(per).zip(out.chunks_mut(per)) {
-            scope.spawn(move || {
-                let mut scratch = Vec::new();
-                for (m, slot) in chunk_in.iter().zip(chunk_out.iter_mut()) {
-                    *slot = message_digest_with(&mut scratch, m);
-                }
-            });
-        }
-    });
-    out
+    digest_encodings(&buffer, &ends, threads)
 }
 
 /// One step of the prefix chain: the chain value after a message, from the

@@ -71,38 +71,77 @@ pub fn put_list_header(out: &mut Vec<u8>, count: usize) {
     put_len(out, count);
 }
 
-pub fn encode_tool_call(out: &mut Vec<u8>, call: &ToolCall) {
+// Record writers over borrowed fields. Each record's layout is defined here
+// once; `encode_message` (owned model) and the Python walker (borrowed Python
+// strings, rust/python/src/walk.rs) both write through these.
+
+pub fn put_system(out: &mut Vec<u8>, content: &str) {
+    out.push(tag::SYSTEM);
+    put_str(out, content);
+}
+
+pub fn put_user(out: &mut Vec<u8>, content: &str) {
+    out.push(tag::USER);
+    put_str(out, content);
+}
+
+pub fn put_tool_result(out: &mut Vec<u8>, content: &str, tool_call_id: &str, is_error: bool) {
+    out.push(tag::TOOL_RESULT);
+    put_str(out, content);
+    put_str(out, tool_call_id);
+    put_bool(out, is_error);
+}
+
+/// Starts an assistant record; exactly `part_count` parts must follow.
+pub fn put_assistant_header(out: &mut Vec<u8>, part_count: usize) {
+    out.push(tag::ASSISTANT);
+    put_list_header(out, part_count);
+}
+
+pub fn put_text_part(out: &mut Vec<u8>, text: &str) {
+    out.push(tag::TEXT_PART);
+    put_str(out, text);
+}
+
+pub fn put_tool_call(out: &mut Vec<u8>, id: &str, name: &str, arguments_jcs: &[u8]) {
     out.push(tag::TOOL_CALL);
-    put_str(out, &call.id);
-    put_str(out, &call.name);
-    put_json(out, &call.arguments_jcs);
+    put_str(out, id);
+    put_str(out, name);
+    put_json(out, arguments_jcs);
+}
+
+pub fn put_thinking_text(out: &mut Vec<u8>, text: &str, signature: Option<&str>) {
+    out.push(tag::THINKING_TEXT);
+    put_str(out, text);
+    put_opt_str(out, signature);
+}
+
+pub fn put_redacted(out: &mut Vec<u8>, data: &str) {
+    out.push(tag::REDACTED);
+    put_str(out, data);
+}
+
+pub fn put_opaque(out: &mut Vec<u8>, provider: &str, data: &str) {
+    out.push(tag::OPAQUE);
+    put_str(out, provider);
+    put_str(out, data);
+}
+
+pub fn encode_tool_call(out: &mut Vec<u8>, call: &ToolCall) {
+    put_tool_call(out, &call.id, &call.name, &call.arguments_jcs);
 }
 
 pub fn encode_block(out: &mut Vec<u8>, block: &Block) {
     match block {
-        Block::Text { text, signature } => {
-            out.push(tag::THINKING_TEXT);
-            put_str(out, text);
-            put_opt_str(out, signature.as_deref());
-        }
-        Block::Redacted { data } => {
-            out.push(tag::REDACTED);
-            put_str(out, data);
-        }
-        Block::Opaque { provider, data } => {
-            out.push(tag::OPAQUE);
-            put_str(out, provider);
-            put_str(out, data);
-        }
+        Block::Text { text, signature } => put_thinking_text(out, text, signature.as_deref()),
+        Block::Redacted { data } => put_redacted(out, data),
+        Block::Opaque { provider, data } => put_opaque(out, provider, data),
     }
 }
 
 pub fn encode_part(out: &mut Vec<u8>, part: &Part) {
     match part {
-        Part::Text(text) => {
-            out.push(tag::TEXT_PART);
-            put_str(out, text);
-        }
+        Part::Text(text) => put_text_part(out, text),
         Part::ToolCall(call) => encode_tool_call(out, call),
         Part::Thinking(block) => encode_block(out, block),
     }
@@ -111,27 +150,17 @@ pub fn encode_part(out: &mut Vec<u8>, part: &Part) {
 /// Appends the canonical encoding of `message` to `out`.
 pub fn encode_message(out: &mut Vec<u8>, message: &Message) {
     match message {
-        Message::System { content } => {
-            out.push(tag::SYSTEM);
-            put_str(out, content);
-        }
-        Message::User { content } => {
-            out.push(tag::USER);
-            put_str(out, content);
-        }
+        Message::System { content } => put_system(out, content),
+        Message::User { content } => put_user(out, content),
         Message::Tool {
             content,
             tool_call_id,
             is_error,
         } => {
-            out.push(tag::TOOL_RESULT);
-            put_str(out, content);
-            put_str(out, tool_call_id);
-            put_bool(out, *is_error);
+            put_tool_result(out, content, tool_call_id, *is_error);
         }
         Message::Assistant { parts } => {
-            out.push(tag::ASSISTANT);
-            put_list_header(out, parts.len());
+            put_assistant_header(out, parts.len());
             for part in parts {
                 encode_part(out, part);
             }

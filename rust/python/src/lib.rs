@@ -10,8 +10,7 @@ mod walk;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use thinkseal_core::digest::{self, Digest};
-use thinkseal_core::encode;
-use thinkseal_core::model::{Context, Message, Origin, Tool};
+use thinkseal_core::model::{Context, Origin, Tool};
 
 use crate::errors::{guard, validation_error};
 
@@ -41,7 +40,7 @@ fn encode_message<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     guard(py, || {
         let mut out = Vec::new();
-        encode::encode_message(&mut out, &walk::to_message(message)?);
+        walk::encode_message(&mut out, message)?;
         Ok(PyBytes::new(py, &out))
     })
 }
@@ -52,15 +51,14 @@ fn message_digest<'py>(
     message: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     guard(py, || {
-        Ok(PyBytes::new(
-            py,
-            &digest::message_digest(&walk::to_message(message)?),
-        ))
+        let mut out = Vec::with_capacity(256);
+        walk::encode_message(&mut out, message)?;
+        Ok(PyBytes::new(py, &digest::digest_encoding(&out)))
     })
 }
 
-/// Digests of a list of messages. The messages are copied out of Python
-/// first, so the hashing runs without the GIL, on up to `threads` threads.
+/// Digests of a list of messages. The messages are encoded under the GIL
+/// (one copy of their strings), then hashed without it, on up to `threads` threads.
 #[pyfunction]
 #[pyo3(signature = (messages, threads = 1))]
 fn message_digests<'py>(
@@ -69,11 +67,13 @@ fn message_digests<'py>(
     threads: usize,
 ) -> PyResult<Bound<'py, PyList>> {
     guard(py, || {
-        let owned: Vec<Message> = messages
-            .iter()
-            .map(|m| walk::to_message(&m))
-            .collect::<PyResult<_>>()?;
-        let digests = py.detach(|| digest::message_digests(&owned, threads));
+        let mut buffer = Vec::new();
+        let mut ends = Vec::with_capacity(messages.len());
+        for message in messages.iter() {
+            walk::encode_message(&mut buffer, &message)?;
+            ends.push(buffer.len());
+        }
+        let digests = py.detach(|| digest::digest_encodings(&buffer, &ends, threads));
         PyList::new(py, digests.iter().map(|d| PyBytes::new(py, d)))
     })
 }

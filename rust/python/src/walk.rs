@@ -7,8 +7,8 @@
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use thinkseal_core::encode;
 use thinkseal_core::jcs::{self, Path};
-use thinkseal_core::model::{Block, Message, Part, ToolCall};
 
 use crate::errors::validation_error;
 
@@ -150,119 +150,128 @@ fn write_int(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> Result<(), String> {
     Ok(())
 }
 
-fn attr_str(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>, path: &str) -> PyResult<String> {
-    Ok(py_str(&obj.getattr(name)?, path)?.to_owned())
-}
-
-fn attr_opt_str(
-    obj: &Bound<'_, PyAny>,
-    name: &Bound<'_, PyString>,
-    path: &str,
-) -> PyResult<Option<String>> {
-    let value = obj.getattr(name)?;
-    if value.is_none() {
-        Ok(None)
-    } else {
-        Ok(Some(py_str(&value, path)?.to_owned()))
-    }
-}
-
-fn kind_of(obj: &Bound<'_, PyAny>, attr: &Bound<'_, PyString>, what: &str) -> PyResult<String> {
+/// Appends the canonical encoding of a thinkseal message object to `out`,
+/// reading its strings in place (no copies besides the one into `out`).
+pub fn encode_message(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = obj.py();
-    match obj.getattr(attr) {
-        Ok(kind) => Ok(py_str(&kind, what)?.to_owned()),
-        Err(_) => Err(validation_error(
-            py,
-            what,
-            &format!("{} is not a {what}", type_name(obj)),
-        )),
-    }
-}
-
-fn to_part(obj: &Bound<'_, PyAny>) -> PyResult<Part> {
-    let py = obj.py();
-    if obj.is_instance_of::<PyString>() {
-        return Ok(Part::Text(
-            py_str(obj, "AssistantMessage.parts")?.to_owned(),
-        ));
-    }
-    let kind = kind_of(obj, intern!(py, "_fp_kind"), "AssistantMessage.parts")?;
-    Ok(match kind.as_str() {
-        "call" => {
-            let jcs_bytes = obj.getattr(intern!(py, "_arguments_jcs"))?;
-            let Ok(bytes) = jcs_bytes.cast::<PyBytes>() else {
-                return Err(validation_error(
-                    py,
-                    "ToolCall.arguments",
-                    "not canonicalised",
-                ));
-            };
-            Part::ToolCall(ToolCall {
-                id: attr_str(obj, intern!(py, "id"), "ToolCall.id")?,
-                name: attr_str(obj, intern!(py, "name"), "ToolCall.name")?,
-                arguments_jcs: bytes.as_bytes().to_vec(),
-            })
-        }
-        "text" => Part::Thinking(Block::Text {
-            text: attr_str(obj, intern!(py, "text"), "ThinkingBlock.Text.text")?,
-            signature: attr_opt_str(
-                obj,
-                intern!(py, "signature"),
-                "ThinkingBlock.Text.signature",
-            )?,
-        }),
-        "redacted" => Part::Thinking(Block::Redacted {
-            data: attr_str(obj, intern!(py, "data"), "ThinkingBlock.Redacted.data")?,
-        }),
-        "opaque" => Part::Thinking(Block::Opaque {
-            provider: attr_str(
-                obj,
-                intern!(py, "provider"),
-                "ThinkingBlock.Opaque.provider",
-            )?,
-            data: attr_str(obj, intern!(py, "data"), "ThinkingBlock.Opaque.data")?,
-        }),
-        other => {
-            return Err(validation_error(
-                py,
-                "AssistantMessage.parts",
-                &format!("unknown part kind {other:?}"),
-            ))
-        }
-    })
-}
-
-/// A thinkseal message object as the core's [`Message`].
-pub fn to_message(obj: &Bound<'_, PyAny>) -> PyResult<Message> {
-    let py = obj.py();
-    let role = kind_of(obj, intern!(py, "role"), "Message")?;
+    let role = obj.getattr(intern!(py, "role"))?;
     let content = intern!(py, "content");
-    Ok(match role.as_str() {
-        "system" => Message::System {
-            content: attr_str(obj, content, "SystemMessage.content")?,
-        },
-        "user" => Message::User {
-            content: attr_str(obj, content, "UserMessage.content")?,
-        },
-        "tool" => Message::Tool {
-            content: attr_str(obj, content, "ToolMessage.content")?,
-            tool_call_id: attr_str(obj, intern!(py, "tool_call_id"), "ToolMessage.tool_call_id")?,
-            is_error: obj.getattr(intern!(py, "is_error"))?.is_truthy()?,
-        },
+    match py_str(&role, "Message.role")? {
+        "system" => encode::put_system(
+            out,
+            py_str(&obj.getattr(content)?, "SystemMessage.content")?,
+        ),
+        "user" => encode::put_user(out, py_str(&obj.getattr(content)?, "UserMessage.content")?),
+        "tool" => encode::put_tool_result(
+            out,
+            py_str(&obj.getattr(content)?, "ToolMessage.content")?,
+            py_str(
+                &obj.getattr(intern!(py, "tool_call_id"))?,
+                "ToolMessage.tool_call_id",
+            )?,
+            obj.getattr(intern!(py, "is_error"))?.is_truthy()?,
+        ),
         "assistant" => {
             let parts = obj.getattr(intern!(py, "parts"))?;
-            let parts = parts
-                .try_iter()?
-                .map(|p| to_part(&p?))
-                .collect::<PyResult<Vec<Part>>>()?;
-            Message::Assistant { parts }
+            let Ok(parts) = parts.cast::<PyTuple>() else {
+                return Err(validation_error(
+                    py,
+                    "AssistantMessage.parts",
+                    "expected a tuple",
+                ));
+            };
+            encode::put_assistant_header(out, parts.len());
+            for part in parts.iter() {
+                encode_part(out, &part)?;
+            }
         }
         other => {
             return Err(validation_error(
                 py,
                 "Message.role",
                 &format!("unknown role {other:?}"),
-            ))
+            ));
         }
-    })
+    }
+    Ok(())
+}
+
+fn encode_part(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
+    let py = obj.py();
+    if obj.is_instance_of::<PyString>() {
+        encode::put_text_part(out, py_str(obj, "AssistantMessage.parts")?);
+        return Ok(());
+    }
+    let kind = obj.getattr(intern!(py, "_fp_kind")).map_err(|_| {
+        validation_error(
+            py,
+            "AssistantMessage.parts",
+            &format!(
+                "{} is not a text, tool call or thinking block",
+                type_name(obj)
+            ),
+        )
+    })?;
+    match py_str(&kind, "AssistantMessage.parts")? {
+        "call" => {
+            let arguments = obj.getattr(intern!(py, "_arguments_jcs"))?;
+            let Ok(arguments) = arguments.cast::<PyBytes>() else {
+                return Err(validation_error(
+                    py,
+                    "ToolCall.arguments",
+                    "not canonicalised",
+                ));
+            };
+            encode::put_tool_call(
+                out,
+                py_str(&obj.getattr(intern!(py, "id"))?, "ToolCall.id")?,
+                py_str(&obj.getattr(intern!(py, "name"))?, "ToolCall.name")?,
+                arguments.as_bytes(),
+            );
+        }
+        "text" => {
+            let signature = obj.getattr(intern!(py, "signature"))?;
+            let signature = if signature.is_none() {
+                None
+            } else {
+                Some(py_str(&signature, "ThinkingBlock.Text.signature")?)
+            };
+            encode::put_thinking_text(
+                out,
+                py_str(
+                    &obj.getattr(intern!(py, "text"))?,
+                    "ThinkingBlock.Text.text",
+                )?,
+                signature,
+            );
+        }
+        "redacted" => {
+            encode::put_redacted(
+                out,
+                py_str(
+                    &obj.getattr(intern!(py, "data"))?,
+                    "ThinkingBlock.Redacted.data",
+                )?,
+            );
+        }
+        "opaque" => encode::put_opaque(
+            out,
+            py_str(
+                &obj.getattr(intern!(py, "provider"))?,
+                "ThinkingBlock.Opaque.provider",
+            )?,
+            py_str(
+                &obj.getattr(intern!(py, "data"))?,
+                "ThinkingBlock.Opaque.data",
+            )?,
+        ),
+        other => {
+            return Err(validation_error(
+                py,
+                "AssistantMessage.parts",
+                &format!("unknown part kind {other:?}"),
+            ));
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,92 @@
+"""Complexity checks: deciding a conversation after k new messages hashes O(k)
+messages and chain steps, whatever the length of the history. Counted, not
+timed (timings live in benches/)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from thinkseal import (
+    AssistantMessage,
+    Conversation,
+    Origin,
+    ThinkingBlock,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    _replay,
+)
+from thinkseal._testing import respond
+
+CLAUDE = Origin("anthropic", "claude-sonnet-4-5")
+
+
+class CountingCore:
+    """Stands in for thinkseal._core, counting the work it is asked to do."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.counts: Counter[str] = Counter()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+    def chain(self, start: bytes, digests: bytes) -> bytes:
+        self.counts["chain steps"] += len(digests) // 32
+        return self.real.chain(start, digests)
+
+    def message_digests(self, messages: list[Any], threads: int = 1) -> list[bytes]:
+        self.counts["digests"] += len(messages)
+        return self.real.message_digests(messages, threads)
+
+    def prefix_digest(self, *args: Any) -> bytes:
+        self.counts["prefix digests"] += 1
+        return self.real.prefix_digest(*args)
+
+
+def tool_loop_history(turns: int) -> Conversation:
+    conv = Conversation([UserMessage("start")])
+    for i in range(turns):
+        reply = AssistantMessage(
+            None, [ToolCall(f"call_{i}", "step", {"i": i})], [ThinkingBlock.Text(f"step {i}", f"sig{i}")]
+        )
+        conv = respond(conv, CLAUDE, reply).append(ToolMessage(f"done {i}", f"call_{i}"))
+    return conv
+
+
+def work_after_one_turn(conv: Conversation, monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    conv.replay(CLAUDE)  # decided once before, as a server does on every request
+    counting = CountingCore(_replay._core)
+    monkeypatch.setattr(_replay, "_core", counting)
+    reply = AssistantMessage(None, [ToolCall("call_new", "step", {})], [ThinkingBlock.Text("new", "sig-new")])
+    grown = respond(conv, CLAUDE, reply).append(ToolMessage("ok", "call_new"))
+    report = grown.replay(CLAUDE).report
+    assert all(entry.kept for entry in report)  # the whole tool loop still goes out sealed
+    monkeypatch.undo()
+    return counting.counts
+
+
+def test_hashing_after_one_turn_is_flat_in_history_length(monkeypatch: pytest.MonkeyPatch) -> None:
+    small = work_after_one_turn(tool_loop_history(20), monkeypatch)
+    large = work_after_one_turn(tool_loop_history(2_000), monkeypatch)
+    assert small == large
+    assert sum(large.values()) <= 12, large
+
+
+def test_a_branch_or_edit_rehashes_only_what_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    conv = tool_loop_history(500)
+    conv.replay(CLAUDE)
+    counting = CountingCore(_replay._core)
+    monkeypatch.setattr(_replay, "_core", counting)
+    # Branch: two different continuations of the same history.
+    a = conv.append(UserMessage("a"))
+    b = conv.append(UserMessage("b"))
+    assert all(e.kept for e in a.replay(CLAUDE).report)
+    assert all(e.kept for e in b.replay(CLAUDE).report)
+    # Each branch chains its one new message (plus the open tail); nothing before it.
+    assert counting.counts["chain steps"] <= 6, counting.counts
+    assert counting.counts["digests"] <= 2, counting.counts
+    monkeypatch.undo()
