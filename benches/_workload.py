@@ -31,6 +31,17 @@ def history(n: int) -> list[Message]:
     return [message(i) for i in range(n)]
 
 
+def bound_history(n: int, origin: Any) -> list[Message]:
+    """``history(n)`` with every assistant turn bound as its provider would bind it."""
+    from thinkseal import Conversation
+    from thinkseal._testing import respond
+
+    conv = Conversation()
+    for m in history(n):
+        conv = respond(conv, origin, m) if isinstance(m, AssistantMessage) else conv.append(m)
+    return list(conv)
+
+
 def as_dict(m: Message) -> dict[str, Any]:
     """What a pure-Python implementation would serialise per message."""
     if isinstance(m, AssistantMessage):

@@ -13,10 +13,10 @@ import pytest
 
 from thinkseal import Conversation, Origin, UserMessage, _core
 
-from ._workload import fresh_copies, history, python_chain
+from ._workload import bound_history, fresh_copies, history, python_chain
 
 ORIGIN = Origin("anthropic", "claude-sonnet-4-5")
-COLD_N = 2_000
+COLD_N = 2_100  # ends with a tool result, so every call is answered
 
 
 def _native_chain(messages: list[Any], threads: int) -> bytes:
@@ -27,6 +27,7 @@ def _native_chain(messages: list[Any], threads: int) -> bytes:
 @pytest.mark.benchmark(group="cold-prefix-fingerprint")
 def test_cold_python_baseline(benchmark: Any) -> None:
     msgs = history(COLD_N)
+    benchmark.extra_info["messages"] = COLD_N
     result = benchmark.pedantic(python_chain, setup=lambda: ((fresh_copies(msgs),), {}), rounds=5)
     assert len(result) == 32
 
@@ -35,6 +36,7 @@ def test_cold_python_baseline(benchmark: Any) -> None:
 @pytest.mark.parametrize("threads", [1, 2])
 def test_cold_thinkseal_core(benchmark: Any, threads: int) -> None:
     msgs = history(COLD_N)
+    benchmark.extra_info["messages"] = COLD_N
     result = benchmark.pedantic(
         lambda m: _native_chain(m, threads), setup=lambda: ((fresh_copies(msgs),), {}), rounds=5
     )
@@ -42,12 +44,17 @@ def test_cold_thinkseal_core(benchmark: Any, threads: int) -> None:
 
 
 @pytest.mark.benchmark(group="cold-prefix-fingerprint")
-def test_cold_conversation_replay(benchmark: Any) -> None:
-    msgs = history(COLD_N)
+@pytest.mark.parametrize("bound", ["unbound", "bound"])
+def test_cold_conversation_replay(benchmark: Any, bound: str) -> None:
+    """The whole decision for a history seen for the first time (fresh objects)."""
+    msgs = bound_history(COLD_N, ORIGIN) if bound == "bound" else history(COLD_N)
+    benchmark.extra_info["messages"] = COLD_N
     report = benchmark.pedantic(
         lambda m: Conversation(m).replay(ORIGIN).report, setup=lambda: ((fresh_copies(msgs),), {}), rounds=5
     )
-    assert len(report) == sum(1 for m in msgs if m.role == "assistant")
+    turns = [e for e in report]
+    assert len(turns) == sum(1 for m in msgs if m.role == "assistant")
+    assert all(e.kept for e in turns) == (bound == "bound")
 
 
 @pytest.mark.benchmark(group="append-then-replay")

@@ -90,3 +90,13 @@ def test_a_branch_or_edit_rehashes_only_what_changed(monkeypatch: pytest.MonkeyP
     assert counting.counts["chain steps"] <= 6, counting.counts
     assert counting.counts["digests"] <= 2, counting.counts
     monkeypatch.undo()
+
+
+def test_cached_prefix_costs_at_most_40_bytes() -> None:
+    """DESIGN.md: ≤ 40 bytes per cached prefix, no hasher snapshots kept."""
+    conv = tool_loop_history(3_000)
+    conv.replay(CLAUDE)
+    store, length = conv._replay[CLAUDE]
+    assert length == len(conv)  # the whole history is settled and cached
+    stored = len(store.chain) + len(store.codes) + store.turns.itemsize * len(store.turns)
+    assert stored / length <= 40, stored / length

@@ -1,0 +1,53 @@
+"""Runs the pytest-benchmark suite and prints the table of docs/performance.md:
+per-message costs and ratios against the pure-Python baseline from the same run.
+
+    python benches/report.py            # full run (about a minute)
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "bench.json"
+        cmd = [sys.executable, "-m", "pytest", "-q", str(ROOT / "benches"), "--benchmark-only", f"--benchmark-json={out}"]
+        subprocess.run(cmd, check=True, cwd=ROOT)
+        data = json.loads(out.read_text())
+    stats = {b["name"]: b["stats"] for b in data["benchmarks"]}
+    extra = {b["name"]: b.get("extra_info", {}) for b in data["benchmarks"]}
+    print(f"machine: {data['machine_info'].get('cpu', {}).get('brand_raw', '?')}, python {data['machine_info']['python_version']}")
+    print()
+    print("| cold fingerprint of every prefix (per message, min of rounds) | µs | vs pure Python |")
+    print("|---|---|---|")
+    base = stats["test_cold_python_baseline"]["min"] / extra["test_cold_python_baseline"]["messages"]
+    for name, label in [
+        ("test_cold_python_baseline", "pure Python: orjson + blake3 package"),
+        ("test_cold_thinkseal_core[1]", "thinkseal core, 1 thread"),
+        ("test_cold_thinkseal_core[2]", "thinkseal core, 2 threads"),
+        ("test_cold_conversation_replay[unbound]", "Conversation.replay, all turns unbound (unseal each)"),
+        ("test_cold_conversation_replay[bound]", "Conversation.replay, all turns bound and kept"),
+    ]:
+        if name not in stats:
+            continue
+        per = stats[name]["min"] / extra[name]["messages"]
+        print(f"| {label} | {per * 1e6:.2f} | {base / per:.2f}× |")
+    print()
+    print("| append one turn + replay decision | min µs | median µs |")
+    print("|---|---|---|")
+    for n in (100, 1_000, 10_000, 100_000):
+        s = stats.get(f"test_append_then_replay[{n}]")
+        if s:
+            print(f"| n = {n:,} | {s['min'] * 1e6:.1f} | {s['median'] * 1e6:.1f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
