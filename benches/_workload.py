@@ -75,4 +75,5 @@ def fresh_copies(messages: list[Message]) -> list[Message]:
     """New objects with no cached digest (the cold case)."""
     import pickle
 
-    return pickle.loads(pickle.dumps(messages))
+    copies: list[Message] = pickle.loads(pickle.dumps(messages))
+    return copies

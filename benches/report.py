@@ -18,12 +18,14 @@ ROOT = Path(__file__).resolve().parents[1]
 def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "bench.json"
-        cmd = [sys.executable, "-m", "pytest", "-q", str(ROOT / "benches"), "--benchmark-only", f"--benchmark-json={out}"]
+        cmd = [sys.executable, "-m", "pytest", "-q", str(ROOT / "benches"), "--benchmark-only"]
+        cmd.append(f"--benchmark-json={out}")
         subprocess.run(cmd, check=True, cwd=ROOT)
         data = json.loads(out.read_text())
     stats = {b["name"]: b["stats"] for b in data["benchmarks"]}
     extra = {b["name"]: b.get("extra_info", {}) for b in data["benchmarks"]}
-    print(f"machine: {data['machine_info'].get('cpu', {}).get('brand_raw', '?')}, python {data['machine_info']['python_version']}")
+    machine = data["machine_info"]
+    print(f"machine: {machine.get('cpu', {}).get('brand_raw', '?')}, python {machine['python_version']}")
     print()
     print("| cold fingerprint of every prefix (per message, min of rounds) | µs | vs pure Python |")
     print("|---|---|---|")
@@ -38,7 +40,7 @@ def main() -> int:
         if name not in stats:
             continue
         per = stats[name]["min"] / extra[name]["messages"]
-        print(f"| {label} | {per * 1e6:.2f} | {base / per:.2f}× |")
+        print(f"| {label} | {per * 1e6:.2f} | {base / per:.2f} times |")
     print()
     print("| append one turn + replay decision | min µs | median µs |")
     print("|---|---|---|")

@@ -52,7 +52,7 @@ def test_cold_conversation_replay(benchmark: Any, bound: str) -> None:
     report = benchmark.pedantic(
         lambda m: Conversation(m).replay(ORIGIN).report, setup=lambda: ((fresh_copies(msgs),), {}), rounds=5
     )
-    turns = [e for e in report]
+    turns = list(report)
     assert len(turns) == sum(1 for m in msgs if m.role == "assistant")
     assert all(e.kept for e in turns) == (bound == "bound")
 

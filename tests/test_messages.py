@@ -4,9 +4,9 @@ assistant turn and every route by which a binding could survive a change."""
 from __future__ import annotations
 
 import copy
+import copyreg
 import dataclasses
 import pickle
-import copyreg
 
 import pytest
 

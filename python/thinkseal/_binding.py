@@ -56,7 +56,7 @@ class Origin(Frozen):
 
 
 _HEX64 = "[0-9a-f]{64}"
-_BINDING_RE = re.compile(rf"thinkseal-binding/(\d+);([^;]*);([^;]*);([^;]*);({_HEX64});({_HEX64})")
+_BINDING_RE = re.compile(rf"thinkseal-binding/([0-9]{{1,9}});([^;]*);([^;]*);([^;]*);({_HEX64});({_HEX64})")
 
 
 def _field(text: str) -> str:

@@ -15,12 +15,14 @@ class ThinkingBlock:
         @property
         def signature(self) -> str | None: ...
         def __init__(self, text: str, signature: str | None = None) -> None: ...
+
     @final
     class Redacted(ThinkingBlock):
         __match_args__ = ("data",)
         @property
         def data(self) -> str: ...
         def __init__(self, data: str) -> None: ...
+
     @final
     class Opaque(ThinkingBlock):
         __match_args__ = ("provider", "data")

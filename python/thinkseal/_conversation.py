@@ -11,7 +11,7 @@ from . import _core
 from ._binding import FINGERPRINT_VERSION, Binding, Origin
 from ._errors import ValidationError
 from ._frozen import Frozen, check_sequence
-from ._json import JSON, freeze_json, require_object
+from ._json import freeze_json, require_object
 from ._messages import AssistantMessage, Message, SystemMessage
 from ._replay import (
     Replay,
@@ -99,7 +99,7 @@ class Conversation(Frozen):
         self,
         messages: Sequence[Message] = (),
         tools: Sequence[Tool] = (),
-        response_format: Mapping[str, JSON] | None = None,
+        response_format: Mapping[str, object] | None = None,
     ) -> None:
         items = _check_messages(messages)
         rf, rf_jcs = _check_response_format(response_format)
@@ -219,7 +219,11 @@ class Conversation(Frozen):
             limit = min(self._len, len(items))
             while same < limit and items[same] is old[same]:
                 same += 1
-            object.__setattr__(child, "_replay", {o: (store, min(n, same)) for o, (store, n) in self._replay.items()})
+            # Decisions before `same` are reused only where the tool runs they
+            # looked ahead into lie wholly before `same` too.
+            reusable = settled_end(items, same)
+            caches = {o: (store, min(n, reusable)) for o, (store, n) in self._replay.items()}
+            object.__setattr__(child, "_replay", caches)
         return child
 
     def with_tools(self, tools: Sequence[Tool]) -> Conversation:
@@ -227,7 +231,7 @@ class Conversation(Frozen):
         child._setup(self._log, self._len, _check_tools(tools), self.response_format, self._rf_jcs, self._systems, {})
         return child
 
-    def with_response_format(self, response_format: Mapping[str, JSON] | None) -> Conversation:
+    def with_response_format(self, response_format: Mapping[str, object] | None) -> Conversation:
         rf, rf_jcs = _check_response_format(response_format)
         child = Conversation.__new__(Conversation)
         child._setup(self._log, self._len, self.tools, rf, rf_jcs, self._systems, {})

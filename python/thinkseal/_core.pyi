@@ -3,6 +3,22 @@
 from collections.abc import Sequence
 from typing import Final
 
+__all__ = [
+    "CHAIN_CONTEXT",
+    "CHAIN_START",
+    "CONTEXT_CONTEXT",
+    "FINGERPRINT_VERSION",
+    "MESSAGE_CONTEXT",
+    "PREFIX_CONTEXT",
+    "canonical_json",
+    "chain",
+    "context_digest",
+    "encode_message",
+    "message_digest",
+    "message_digests",
+    "prefix_digest",
+]
+
 FINGERPRINT_VERSION: Final[int]
 CHAIN_START: Final[bytes]
 MESSAGE_CONTEXT: Final[str]

@@ -13,7 +13,10 @@ from typing import Any, NoReturn, TypeAlias
 
 from . import _core
 
-JSON: TypeAlias = "Mapping[str, JSON] | list[JSON] | tuple[JSON, ...] | str | int | float | bool | None"
+# What "JSON" means in the docs. Signatures take ``Mapping[str, object]`` (as the
+# provider SDKs do): a recursive alias makes mypy reject ordinary dict literals
+# such as {"type": "object", "properties": {}}; the core checks the values at run time.
+JSON: TypeAlias = Mapping[str, "JSON"] | list["JSON"] | tuple["JSON", ...] | str | int | float | bool | None
 
 __all__ = ["JSON", "FrozenDict", "FrozenList", "freeze_json"]
 
@@ -71,17 +74,22 @@ class FrozenList(list[Any]):
 
 def _freeze(value: Any) -> Any:
     # Only called after the core validated `value`, so every case here is JSON.
+    # The base types' own methods are used, not the value's: a subclass could
+    # show Python something other than what the core (reading the C-level
+    # contents) hashed.
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, str):
         return str.__str__(value)
     if isinstance(value, int):
-        return int(value)
+        return int.__index__(value)
     if isinstance(value, float):
-        return float(value)
+        return float.__float__(value)
     if isinstance(value, dict):
-        return FrozenDict({str.__str__(k): _freeze(v) for k, v in value.items()})
-    return FrozenList(_freeze(v) for v in value)
+        return FrozenDict({str.__str__(k): _freeze(v) for k, v in dict.items(value)})
+    if isinstance(value, tuple):
+        return FrozenList(_freeze(v) for v in tuple.__iter__(value))
+    return FrozenList(_freeze(v) for v in list.__iter__(value))
 
 
 def freeze_json(value: object, root: str) -> tuple[Any, bytes]:

@@ -14,7 +14,7 @@ from ._binding import Binding
 from ._blocks import ThinkingBlock, unsigned_text
 from ._errors import ValidationError
 from ._frozen import Frozen, check_bool, check_sequence, check_str
-from ._json import JSON, freeze_json, require_object
+from ._json import freeze_json, require_object
 
 Part = Union[str, "ToolCall", ThinkingBlock]
 
@@ -40,7 +40,7 @@ class ToolCall(Frozen):
     arguments: Mapping[str, Any]
     _arguments_jcs: bytes
 
-    def __init__(self, id: str, name: str, arguments: Mapping[str, JSON]) -> None:  # noqa: A002
+    def __init__(self, id: str, name: str, arguments: Mapping[str, object]) -> None:  # noqa: A002
         require_object(arguments, "ToolCall.arguments")
         frozen, canonical = freeze_json(arguments, "ToolCall.arguments")
         self._init(

@@ -72,7 +72,8 @@ class _Reader:
                 raise ValidationError(f"{self.path}.{key}: missing", path=f"{self.path}.{key}")
             return default
         value = self.data[key]
-        if not isinstance(value, kind):
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if not isinstance(value, kind) or (isinstance(value, bool) and bool not in kinds and int in kinds):
             names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
             raise ValidationError(
                 f"{self.path}.{key}: expected {names}, got {type(value).__name__}", path=f"{self.path}.{key}"
@@ -118,10 +119,29 @@ def message_from_dict(data: Mapping[str, Any], *, path: str = "$") -> Message:
             binding = r.get("binding", default=None, kind=(str, type(None)))
             return message if binding is None else message._bound(Binding.parse(binding))
     except ValidationError as err:
-        if err.path is not None and err.path.startswith(path):
-            raise
-        raise ValidationError(f"{path}: {err}", path=f"{path}.{err.path}" if err.path else path) from err
+        raise _under(path, err) from err
     raise ValidationError(f"{path}.role: unknown role {role!r}", path=f"{path}.role")
+
+
+def _under(path: str, err: ValidationError) -> ValidationError:
+    """``err`` (raised by a constructor, with a path like ``Tool.name``) re-rooted
+    at the document path of the value being loaded."""
+    if err.path is not None and err.path.startswith(path):
+        return err
+    inner = err.path or ""
+    return ValidationError(f"{path}: {err}", path=f"{path}.{inner}" if inner else path)
+
+
+def _tool_from_dict(data: object, path: str) -> Tool:
+    r = _Reader(data, path)
+    try:
+        return Tool(
+            r.get("name", kind=str),
+            r.get("description", default="", kind=str),
+            r.get("parameters", default={"type": "object", "properties": {}}, kind=dict),
+        )
+    except ValidationError as err:
+        raise _under(path, err) from err
 
 
 def conversation_to_json(conversation: Conversation) -> str:
@@ -162,14 +182,9 @@ def conversation_from_json(text: str | bytes) -> Conversation:
             path="$.version",
         )
     messages = [message_from_dict(m, path=f"$.messages[{i}]") for i, m in enumerate(r.get("messages", kind=list))]
-    tools = []
-    for i, t in enumerate(r.get("tools", default=[], kind=list)):
-        tr = _Reader(t, f"$.tools[{i}]")
-        tools.append(
-            Tool(
-                tr.get("name", kind=str),
-                tr.get("description", default="", kind=str),
-                tr.get("parameters", default={"type": "object", "properties": {}}, kind=dict),
-            )
-        )
-    return Conversation(messages, tools, r.get("response_format", default=None, kind=(dict, type(None))))
+    tools = [_tool_from_dict(t, f"$.tools[{i}]") for i, t in enumerate(r.get("tools", default=[], kind=list))]
+    response_format = r.get("response_format", default=None, kind=(dict, type(None)))
+    try:
+        return Conversation(messages, tools, response_format)
+    except ValidationError as err:
+        raise _under("$", err) from err

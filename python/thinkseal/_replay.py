@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import threading
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Final, overload
+from typing import TYPE_CHECKING, Any, Final, overload
 
 from . import _core
 from ._binding import FINGERPRINT_VERSION, Binding, Origin
@@ -142,13 +142,42 @@ class ReplayEntry(Frozen):
         return f"ReplayEntry(index={self.index}, reason={self.reason!r})"
 
 
+class WireCache:
+    """Wire messages an adapter built for the settled part of a history, shared
+    like the store it belongs to. ``marks`` records, for each message index the
+    cache was extended to, how many wire messages cover the messages before it,
+    so a conversation whose history ends earlier can still use a prefix."""
+
+    __slots__ = ("encoded", "lock", "marks", "values")
+
+    def __init__(self) -> None:
+        self.values: list[Any] = []
+        self.encoded: list[bytes] = []
+        self.marks: list[tuple[int, int]] = [(0, 0)]
+        self.lock = threading.Lock()
+
+    def mark_at(self, boundary: int) -> tuple[int, int]:
+        """The last ``(message index, wire count)`` mark at or before ``boundary``."""
+        k = bisect_right(self.marks, (boundary, float("inf")))
+        return self.marks[k - 1]
+
+    def extend(self, start: int, end: int, values: Sequence[Any], encoded: Sequence[bytes]) -> None:
+        """Add the wire messages of messages ``start..end``, if the cache still ends at ``start``."""
+        with self.lock:
+            if self.marks[-1][0] != start or end <= start:
+                return
+            self.values.extend(values)
+            self.encoded.extend(encoded)
+            self.marks.append((end, len(self.values)))
+
+
 class ReplayStore:
     """Walk results for one (target origin, request context): the chain value
     after each message (32 bytes each), a reason code per message, and the
     indices of assistant turns. Append-only; shared by derived conversations,
     each of which knows how long a prefix of it is its own (see ``claim``)."""
 
-    __slots__ = ("_lock", "chain", "codes", "context", "origin", "turns")
+    __slots__ = ("_lock", "_wire", "chain", "codes", "context", "origin", "turns")
 
     def __init__(self, origin: Origin, context: bytes) -> None:
         self.origin = origin
@@ -157,6 +186,14 @@ class ReplayStore:
         self.codes = bytearray()
         self.turns = array("q")
         self._lock = threading.Lock()
+        self._wire: dict[str, WireCache] = {}
+
+    def wire_cache(self, key: str) -> WireCache:
+        with self._lock:
+            cache = self._wire.get(key)
+            if cache is None:
+                cache = self._wire[key] = WireCache()
+            return cache
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -288,7 +325,8 @@ def walk(
         sent: Message = message
         if isinstance(message, AssistantMessage):
             answered = pairing.assistant(i, message)
-            unpaired = len(answered) < len({c.id for c in message.tool_calls})
+            # Unanswered calls, and repeats of a call id, are not sent.
+            unpaired = len(paired_calls(message, answered)) < len(message.tool_calls)
             if _needs_prefix_check(message, target):
                 flush()  # the decision needs the chain value before this turn
             code = decide(message, target, context, chain, unpaired)
@@ -447,22 +485,47 @@ class Replay:
             return message if pairing.tool(message) else stray_tool_message(message)
         return message
 
-    def sent_messages(self) -> list[Message]:
-        """Every message as it goes out to this target, in one pass."""
+    def sent_messages(self, start: int = 0, end: int | None = None) -> list[Message]:
+        """Messages ``start..end`` (default: all) as they go out to this target, in one pass."""
         items, total = self._items, self._total
+        end = total if end is None else min(end, total)
         out: list[Message] = []
         pairing = Pairing(items, total)
-        for i in range(self._tail_start):
+        if start > 0:
+            _resume_pairing(pairing, items, start)
+        codes = self.report._store.codes
+        for i in range(start, min(end, self._tail_start)):
             message = items[i]
             if isinstance(message, AssistantMessage):
-                out.append(sent_form(message, self.report._store.codes[i], pairing.assistant(i, message)))
+                out.append(sent_form(message, codes[i], pairing.assistant(i, message)))
             elif isinstance(message, ToolMessage):
                 out.append(message if pairing.tool(message) else stray_tool_message(message))
             else:
                 pairing.other(message)
                 out.append(message)
-        out.extend(self._tail_sent)
+        if end > self._tail_start:
+            out.extend(self._tail_sent[max(start, self._tail_start) - self._tail_start : end - self._tail_start])
         return out
+
+    @property
+    def total(self) -> int:
+        """The number of messages in the conversation."""
+        return self._total
+
+    @property
+    def wire_boundary(self) -> int:
+        """An assistant-turn index (or 0) before which the request's wire form is
+        final: no later message can change how messages before it go out, and
+        no wire message spans it. Adapters cache their wire form up to here."""
+        if self._tail_start < self._total:
+            return self._tail_start  # the open assistant turn
+        turns = self.report._store.turns
+        k = bisect_left(turns, self._tail_start)
+        return turns[k - 1] if k else 0
+
+    def wire_cache(self, key: str) -> WireCache:
+        """The shared cache of wire messages built under ``key`` (see ``providers._wire``)."""
+        return self.report._store.wire_cache(key)
 
     def bind(self, reply: AssistantMessage) -> AssistantMessage:
         """``reply`` bound to this request as it was sent, if it has sealed thinking;

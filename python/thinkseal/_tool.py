@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._frozen import Frozen, check_str
-from ._json import JSON, freeze_json, require_object
+from ._json import freeze_json, require_object
 
-_EMPTY_PARAMETERS: Mapping[str, JSON] = {"type": "object", "properties": {}}
+_EMPTY_PARAMETERS: Mapping[str, object] = {"type": "object", "properties": {}}
 
 
 class Tool(Frozen):
@@ -21,7 +21,7 @@ class Tool(Frozen):
     parameters: Mapping[str, Any]
     _parameters_jcs: bytes
 
-    def __init__(self, name: str, description: str = "", parameters: Mapping[str, JSON] = _EMPTY_PARAMETERS) -> None:
+    def __init__(self, name: str, description: str = "", parameters: Mapping[str, object] = _EMPTY_PARAMETERS) -> None:
         require_object(parameters, "Tool.parameters")
         frozen, canonical = freeze_json(parameters, "Tool.parameters")
         self._init(

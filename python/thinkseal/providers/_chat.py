@@ -16,8 +16,8 @@ What every chat-completions provider requires, and what thinkseal does:
 - Assistant turns: ``content`` is the text, or ``null`` when the turn has only
   tool calls; ``tool_calls`` carry their arguments as JSON text (RFC 8785 form,
   so a turn whose fingerprint is unchanged is sent with unchanged bytes). A turn
-  left with no text and no tool calls (all its calls unanswered) is not sent:
-  chat-completions has nothing to say for it.
+  left with no text and no tool calls (only thinking, or every call unanswered)
+  is not sent: chat-completions has no way to carry it.
 - Tool results are ``{"role": "tool", "tool_call_id", "content"}``. The format
   has no error flag, so ``is_error`` results are sent with ``TOOL_ERROR_PREFIX``
   before their content. Pairing itself (unanswered calls dropped, stray results
@@ -34,7 +34,7 @@ What every chat-completions provider requires, and what thinkseal does:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
 from .._blocks import ThinkingBlock
@@ -82,8 +82,7 @@ def check_number(
     if value is None:
         return
     where = path or key
-    kinds: tuple[type, ...] = (int,) if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kinds):
+    if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
         kind = "an integer" if integer else "a number"
         raise ValidationError(f"{where}: expected {kind}, got {type(value).__name__}", path=where)
     if (low is not None and value < low) or (high is not None and value > high):
@@ -171,7 +170,7 @@ def in_wire_order(sent: Sequence[Message]) -> list[Message]:
         out.extend(deferred)
         deferred.clear()
         if isinstance(message, AssistantMessage):
-            in_run = bool(message.tool_calls) and goes_out(message)
+            in_run = bool(message.tool_calls)
             if not goes_out(message):
                 continue
         else:
@@ -339,7 +338,9 @@ def read_call(node: Node) -> ToolCall:
     node.object()
     _check_call_type(node)
     function = node.node("function")
-    return make_call(node.get("id", str), function.get("name", str), function.get("arguments", (str, Mapping)), node.path)
+    return make_call(
+        node.get("id", str), function.get("name", str), function.get("arguments", (str, Mapping)), node.path
+    )
 
 
 def assemble(thinking: Sequence[ThinkingBlock], content: str | None, calls: Sequence[ToolCall]) -> AssistantMessage:
@@ -447,10 +448,8 @@ class ChatStream(StreamParser):
         function = node.opt_node("function")
         if index is None:
             # Without an index, a fragment with an id starts a call; others continue the last one.
-            if call_id or not self._calls:
-                index = max(self._calls, default=-1) + 1
-            else:
-                index = next(reversed(self._calls))
+            starts = bool(call_id) or not self._calls
+            index = max(self._calls, default=-1) + 1 if starts else next(reversed(self._calls))
         draft = self._calls.get(index)
         if draft is None:
             draft = self._calls[index] = _CallDraft(f"$.choices[0].delta.tool_calls[{index}]")
@@ -473,7 +472,3 @@ class ChatStream(StreamParser):
         content = join_text(self._content, "$.choices[0].delta.content") or None
         calls = [draft.build() for draft in self._calls.values()]
         return assemble(self._thinking.blocks(), content, calls)
-
-
-# Kept for adapters that build fragments outside ChatProvider.build.
-FragmentBuilder = Callable[[], Any]

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from .._blocks import ThinkingBlock
-from .._errors import ReplayError, ValidationError
+from .._errors import ReplayError, ResponseError, ValidationError
 from .._messages import AssistantMessage, Message, Part, SystemMessage, ToolCall, ToolMessage
 from .._replay import REASONS, Replay
 
@@ -96,7 +96,7 @@ def read_thinking(value: object, path: str) -> ThinkingSettings:
     if kind == "enabled":
         if "budget_tokens" not in value:
             raise ValidationError("thinking.enabled.budget_tokens: Field required", path=f"{path}.budget_tokens")
-        if not is_int(budget):
+        if not isinstance(budget, int) or isinstance(budget, bool):
             raise ValidationError(
                 "thinking.enabled.budget_tokens: Input should be a valid integer", path=f"{path}.budget_tokens"
             )
@@ -270,6 +270,7 @@ def check_tool_loop(
     sent: Sequence[Message],
     replay: Replay,
     thinking: ThinkingSettings,
+    *,
     provider: str,
     opt_in_path: str,
 ) -> None:
@@ -293,8 +294,8 @@ def check_tool_loop(
     raise ReplayError(
         f"messages[{index}]: this request continues the tool loop of the assistant turn at index {index}, "
         f"which would go out without its leading thinking block ({reason}: {_REASON_TEXT[reason]}). "
-        f"With thinking enabled, {provider} rejects that with HTTP 400 (\"Expected `thinking` or "
-        f"`redacted_thinking`, but found `tool_use`\"). To continue: keep the history append-only and send "
+        f'With thinking enabled, {provider} rejects that with HTTP 400 ("Expected `thinking` or '
+        f'`redacted_thinking`, but found `tool_use`"). To continue: keep the history append-only and send '
         f"the turn exactly as received (same provider, model, system prompt, tools and earlier messages); "
         f"or disable thinking for this request; or end the tool loop with a new user message; or opt into "
         f'dropping unverifiable thinking with {opt_in_path} = {{"prefix_mismatch_behavior": "drop_block"}}.',
@@ -317,3 +318,14 @@ _REASON_TEXT: Final[dict[str, str]] = {
 def tool_choice_forces(value: Any) -> bool:
     """Anthropic ``tool_choice``: ``{"type": "any"}`` and ``{"type": "tool"}`` force a tool."""
     return isinstance(value, Mapping) and value.get("type") in ("any", "tool")
+
+
+def tool_call(call_id: str, name: str, arguments: Mapping[str, Any], path: str, fields: Mapping[str, str]) -> ToolCall:
+    """A ``ToolCall`` read from a response at ``path``; ``fields`` maps ToolCall's
+    field names to the provider's, so a bad value is reported where it stands."""
+    try:
+        return ToolCall(call_id, name, dict(arguments))
+    except ValidationError as err:
+        where = err.path or ""
+        field = next((f for f in ("arguments", "name", "id") if where.startswith(f"ToolCall.{f}")), "arguments")
+        raise ResponseError(str(err), path=f"{path}.{fields[field]}") from None

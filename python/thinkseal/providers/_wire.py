@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from .._messages import Message
+from .._replay import Replay
 
 T = TypeVar("T")
 
@@ -62,3 +63,29 @@ def splice(body: dict[str, Any], field: str, items: Sequence[bytes]) -> bytes:
     if rest == b"{}":
         return b"{" + key + b":" + joined + b"}"
     return b"{" + key + b":" + joined + b"," + rest[1:]
+
+
+Segment = Callable[[Sequence[Message]], tuple[list[Any], list[bytes]]]
+
+
+def wire_messages(replay: Replay, key: str, build_segment: Segment) -> tuple[list[Any], list[bytes]]:
+    """Every wire message of the request, and its encoded bytes, for adapters
+    whose wire messages never span an assistant turn's start.
+
+    ``build_segment(sent)`` maps a run of as-sent messages that starts at an
+    assistant turn (or the first message) and ends before one (or at the end) to
+    ``(wire values, their JSON bytes)``. The part of the history before
+    ``replay.wire_boundary`` is built once and shared by later requests (under
+    ``key``, which must name everything the wire form depends on besides the
+    messages), so a request after k new messages maps only those k; the rest
+    is list copies.
+    """
+    boundary = replay.wire_boundary
+    cache = replay.wire_cache(key)
+    upto, count = cache.mark_at(boundary)
+    if upto < boundary and cache.marks[-1][0] == upto:
+        values, encoded = build_segment(replay.sent_messages(upto, boundary))
+        cache.extend(upto, boundary, values, encoded)
+        upto, count = cache.mark_at(boundary)
+    tail_values, tail_encoded = build_segment(replay.sent_messages(upto, replay.total))
+    return cache.values[:count] + tail_values, cache.encoded[:count] + tail_encoded

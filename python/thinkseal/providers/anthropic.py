@@ -55,8 +55,8 @@ from .._replay import Replay
 from .._tool import Tool
 from . import _claude
 from ._base import Built, Provider, StreamParser
-from ._response import Node, valid_text, wrap_errors
-from ._wire import dumps, fragment, splice
+from ._response import Node, parse_arguments, wrap_errors
+from ._wire import fragment, splice
 
 PATH: Final[str] = "/v1/messages"
 API_VERSION: Final[str] = "2023-06-01"
@@ -91,7 +91,9 @@ class Adapter(Provider):
         thinking = self._check_options(options, betas)
         messages = conversation.messages
         sent = replay.sent_messages()
-        _claude.check_tool_loop(messages, sent, replay, thinking, "Anthropic", "thinking.block_binding")
+        _claude.check_tool_loop(
+            messages, sent, replay, thinking, provider="Anthropic", opt_in_path="thinking.block_binding"
+        )
         plan = _claude.plan_turns(sent)
 
         turns: list[Any] = []
@@ -197,10 +199,14 @@ def _user_turn(group: list[Message]) -> tuple[Any, bytes]:
     if len(group) == 1 and isinstance(group[0], UserMessage):
         message = group[0]
         return fragment(message, "anthropic:user", lambda: {"role": "user", "content": message.content})
-    pieces = [fragment(m, "anthropic:block", lambda m=m: _user_block(m)) for m in group]  # type: ignore[misc]
+    pieces = [_user_block_fragment(m) for m in group]
     value = {"role": "user", "content": [p[0] for p in pieces]}
     raw = b'{"role":"user","content":[' + b",".join(p[1] for p in pieces) + b"]}"
     return value, raw
+
+
+def _user_block_fragment(message: Message) -> tuple[Any, bytes]:
+    return fragment(message, "anthropic:block", lambda: _user_block(message))
 
 
 def _user_block(message: Message) -> dict[str, Any]:
@@ -252,7 +258,7 @@ def _block(block: Node) -> Part | None:
     if kind == "text":
         return block.text("text")
     if kind == "thinking":
-        return _thinking(block.text("thinking"), block.text("signature"), block.path)
+        return _thinking(block.text("thinking"), block.text("signature"))
     if kind == "redacted_thinking":
         return _redacted(block.text("data"), f"{block.path}.data")
     if kind == "tool_use":
@@ -260,7 +266,7 @@ def _block(block: Node) -> Part | None:
     raise ResponseError(f"unknown content block type {kind!r}", path=f"{block.path}.type")
 
 
-def _thinking(text: str, signature: str, path: str) -> ThinkingBlock | None:
+def _thinking(text: str, signature: str) -> ThinkingBlock | None:
     if not text and not signature:
         return None  # an empty, unsigned block carries nothing
     return ThinkingBlock.Text(text, signature or None)
@@ -274,11 +280,7 @@ def _redacted(data: str, path: str) -> ThinkingBlock:
 
 
 def _tool_call(call_id: str, name: str, arguments: Mapping[str, Any], path: str) -> ToolCall:
-    try:
-        return ToolCall(call_id, name, dict(arguments))
-    except ValidationError as err:
-        field = "input" if err.path and "arguments" in err.path else ("id" if "id" in (err.path or "") else "name")
-        raise wrap_errors(f"{path}.{field}", err) from None
+    return _claude.tool_call(call_id, name, arguments, path, {"id": "id", "name": "name", "arguments": "input"})
 
 
 def _message(parts: list[Part], path: str) -> AssistantMessage:
@@ -430,17 +432,12 @@ def _finished_part(block: _Block, path: str) -> Part | None:
     if block.kind == "text":
         return block.text
     if block.kind == "thinking":
-        return _thinking(block.text, block.signature, path)
+        return _thinking(block.text, block.signature)
     if block.kind == "redacted_thinking":
         return _redacted(block.data, f"{path}.data")
     raw = "".join(block.json)
-    if raw.strip():
-        from ._response import parse_arguments
-
-        arguments = parse_arguments(raw, f"{path}.input")
-    else:
-        arguments = block.start_input
+    arguments = parse_arguments(raw, f"{path}.input") if raw.strip() else block.start_input
     return _tool_call(block.id, block.name, arguments, path)
 
 
-__all__ = ["Adapter", "dumps"]
+__all__ = ["Adapter"]

@@ -34,7 +34,8 @@ What Ollama requires, and what thinkseal does about it:
 - System messages go out in place as ``{"role": "system"}`` messages.
 - An assistant turn left with no text and no tool calls (after tool pairing)
   still goes out (Ollama accepts an empty assistant message), with its thinking.
-- A tool message's ``is_error`` has no wire field; its content goes out as is.
+- A tool message's ``is_error`` has no wire field: its content goes out after
+  ``"[tool error] "`` (as on every chat-completions provider).
 - A reply or stream line ``{"error": "..."}`` raises ``ResponseError``; a stream
   that ends without its ``"done": true`` line raises ``ResponseError``.
 """
@@ -50,11 +51,12 @@ from typing import Any, ClassVar
 from .._blocks import ThinkingBlock
 from .._conversation import Conversation
 from .._errors import ResponseError, ThinksealError, ValidationError
-from .._json import freeze_json, require_object
-from .._messages import AssistantMessage, Message, ToolCall, ToolMessage
+from .._json import freeze_json
+from .._messages import AssistantMessage, ToolCall, ToolMessage
 from .._replay import Replay
 from ._base import Built, Provider, StreamParser
-from ._response import Node, parse_arguments, valid_text, wrap_errors
+from ._chat import TOOL_ERROR_PREFIX, check_flag, check_number, check_object, join_text, plain_wire, tool_wire
+from ._response import Node, parse_arguments, wrap_errors
 from ._wire import fragment, splice
 
 __all__ = ["THINK_LEVELS", "Adapter", "generated_call_id", "invalid_think_message"]
@@ -98,7 +100,7 @@ _RESERVED = {
 
 def invalid_think_message(value: object) -> str:
     """Ollama's error text for a ``think`` value it does not accept."""
-    shown = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value)
+    shown = json.dumps(value, ensure_ascii=False)
     return f'invalid think value: {shown} (must be "high", "medium", "low", "max", true, or false)'
 
 
@@ -115,27 +117,25 @@ def _check_options(options: dict[str, Any]) -> dict[str, Any]:
     checked: dict[str, Any] = {}
     for name, value in options.items():
         if name in _RESERVED:
-            raise ValidationError(f"ollama: option {name!r} is not accepted here: {_RESERVED[name]}", path=name)
+            raise ValidationError(f"{name}: not an option here; {_RESERVED[name]}", path=name)
         if name in _MODEL_PARAMETERS:
             raise ValidationError(
-                f"ollama: {name!r} is a model parameter; pass it inside options={{{name!r}: ...}}", path=name
+                f"{name}: a model parameter, which Ollama ignores at the top level; pass options={{{name!r}: ...}}",
+                path=name,
             )
-        if name == "think":
-            if not (isinstance(value, bool) or value in THINK_LEVELS):
-                raise ValidationError(invalid_think_message(value), path="think")
-        elif name == "options":
-            require_object(value, "options")
-        elif name == "keep_alive":
-            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-                raise ValidationError(
-                    "ollama: keep_alive must be a duration string (e.g. '5m') or a number of seconds", path=name
-                )
-        elif name == "logprobs":
-            if not isinstance(value, bool):
-                raise ValidationError("ollama: logprobs must be true or false", path=name)
-        elif name == "top_logprobs" and (isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 20):
-            raise ValidationError("ollama: top_logprobs must be an integer from 0 to 20", path=name)
+        # Frozen copies: the body must not change when the caller's dict does.
         checked[name] = freeze_json(value, name)[0]
+    think = checked.get("think")
+    if think is not None and not (isinstance(think, bool) or think in THINK_LEVELS):
+        raise ValidationError(invalid_think_message(think), path="think")
+    check_object(checked, "options")
+    keep_alive = checked.get("keep_alive")
+    if keep_alive is not None and (isinstance(keep_alive, bool) or not isinstance(keep_alive, (str, int, float))):
+        raise ValidationError(
+            "keep_alive: expected a duration string (e.g. '5m') or a number of seconds", path="keep_alive"
+        )
+    check_flag(checked.get("logprobs"), "logprobs")
+    check_number(checked, "top_logprobs", 0, 20, integer=True)
     return checked
 
 
@@ -152,28 +152,14 @@ def _format(response_format: Mapping[str, Any] | None) -> dict[str, Any]:
         schema = spec.get("schema") if isinstance(spec, Mapping) else None
         if not isinstance(schema, Mapping):
             raise ValidationError(
-                "ollama: response_format json_schema needs json_schema.schema (a JSON object)",
-                path="response_format.json_schema.schema",
+                "response_format.json_schema.schema: Ollama needs the schema (a JSON object)",
+                path="Conversation.response_format.json_schema.schema",
             )
         return {"format": schema}
     raise ValidationError(
-        f"ollama: response_format type {kind!r} has no Ollama equivalent (json_object, json_schema or text)",
-        path="response_format.type",
+        f"response_format.type: ollama supports json_object, json_schema, text; got {kind!r}",
+        path="Conversation.response_format.type",
     )
-
-
-def _tools(conversation: Conversation) -> dict[str, Any]:
-    if not conversation.tools:
-        return {}
-    return {
-        "tools": [
-            {
-                "type": "function",
-                "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
-            }
-            for t in conversation.tools
-        ]
-    }
 
 
 def _assistant_wire(message: AssistantMessage) -> dict[str, Any]:
@@ -187,11 +173,8 @@ def _assistant_wire(message: AssistantMessage) -> dict[str, Any]:
 
 
 def _tool_wire(message: ToolMessage, name: str) -> dict[str, Any]:
-    return {"role": "tool", "content": message.content, "tool_name": name}
-
-
-def _text_wire(message: Message) -> dict[str, Any]:
-    return {"role": message.role, "content": message.content}  # type: ignore[attr-defined]
+    text = TOOL_ERROR_PREFIX + message.content if message.is_error else message.content
+    return {"role": "tool", "content": text, "tool_name": name}
 
 
 def _messages(replay: Replay) -> tuple[list[Any], list[bytes]]:
@@ -208,7 +191,7 @@ def _messages(replay: Replay) -> tuple[list[Any], list[bytes]]:
             name = names[message.tool_call_id]
             obj, raw = fragment(message, "ollama:tool:" + name, partial(_tool_wire, message, name))
         else:
-            obj, raw = fragment(message, "ollama", partial(_text_wire, message))
+            obj, raw = fragment(message, "ollama", partial(plain_wire, message))  # system or user
         objects.append(obj)
         raws.append(raw)
     return objects, raws
@@ -239,12 +222,13 @@ class _Reply:
         role = message.opt("role", str)
         if role is not None and role != "assistant":
             raise ResponseError(f'expected "assistant", got {role!r}', path=f"{message.path}.role")
+        # Fragments are checked once joined: a stream may split a surrogate pair.
         thinking = message.opt("thinking", str)
         if thinking:
-            self.thinking.append(valid_text(thinking, f"{message.path}.thinking"))
+            self.thinking.append(thinking)
         content = message.opt("content", str)
         if content:
-            self.content.append(valid_text(content, f"{message.path}.content"))
+            self.content.append(content)
         for call in message.items("tool_calls", required=False):
             function = call.node("function")
             name = function.text("name")
@@ -252,8 +236,8 @@ class _Reply:
             self.calls.append((name, arguments, function.path))
 
     def message(self) -> AssistantMessage:
-        thinking = "".join(self.thinking)
-        content = "".join(self.content)
+        thinking = join_text(self.thinking, "$.message.thinking")
+        content = join_text(self.content, "$.message.content")
         calls = []
         for index, (name, arguments, path) in enumerate(self.calls):
             try:
@@ -302,7 +286,7 @@ class Adapter(Provider):
         body: dict[str, Any] = {
             "model": model,
             "messages": messages,
-            **_tools(conversation),
+            **({"tools": [tool_wire(t) for t in conversation.tools]} if conversation.tools else {}),
             **_format(conversation.response_format),
             "stream": stream,
             **checked,

@@ -60,7 +60,7 @@ fn write_json(out: &mut Vec<u8>, value: &Json, path: &mut Path) -> Result<(), Jc
             if !is_integer_literal(digits) {
                 return Err(path.error(format!("not an integer literal: {digits:?}")));
             }
-            out.extend_from_slice(digits.as_bytes());
+            write_integer(out, digits);
         }
         Json::Float(x) => write_f64(out, *x).map_err(|e| path.error(e.to_string()))?,
         Json::Str(s) => write_string(out, s),
@@ -112,6 +112,40 @@ pub fn is_integer_literal(s: &str) -> bool {
         [b'0'] => s.len() == 1, // "-0" is not an integer spelling we accept
         [first, rest @ ..] => (b'1'..=b'9').contains(first) && rest.iter().all(u8::is_ascii_digit),
     }
+}
+
+/// An integer literal (checked with [`is_integer_literal`]), written exactly,
+/// except that an integer of 1e21 or more in magnitude that is exactly the value
+/// of the double written for it is written as that double (`10**21` → `1e+21`).
+///
+/// Below 1e21 ECMAScript writes an integral double with all its digits, so an
+/// int and a float of the same value already match; above, this keeps a number
+/// that went through a store which turns `1e+21` into `1000000000000000000000`
+/// (`PostgreSQL` `jsonb`) from changing its fingerprint. Integers no double holds
+/// exactly keep all their digits (the documented deviation from RFC 8785), so
+/// distinct integers never share an encoding.
+pub fn write_integer(out: &mut Vec<u8>, literal: &str) {
+    let magnitude = literal.strip_prefix('-').unwrap_or(literal);
+    if magnitude.len() >= 22 {
+        if let Ok(x) = literal.parse::<f64>() {
+            if x.is_finite() && is_exactly(magnitude, x.abs()) && write_f64(out, x).is_ok() {
+                return;
+            }
+        }
+    }
+    out.extend_from_slice(literal.as_bytes());
+}
+
+/// Whether the decimal integer `magnitude` is exactly the shortest decimal of `x`.
+fn is_exactly(magnitude: &str, x: f64) -> bool {
+    let (digits, n) = shortest_digits(x);
+    let Ok(zeros) = usize::try_from(i64::from(n) - i64::try_from(digits.len()).unwrap_or(i64::MAX))
+    else {
+        return false; // has a fractional part: not an integer
+    };
+    magnitude.len() == digits.len() + zeros
+        && magnitude.as_bytes().starts_with(&digits)
+        && magnitude.bytes().skip(digits.len()).all(|b| b == b'0')
 }
 
 /// Orders object keys as RFC 8785 requires: by their UTF-16 code units.
@@ -184,13 +218,8 @@ pub fn write_f64(out: &mut Vec<u8>, x: f64) -> Result<(), NonFinite> {
     if x < 0.0 {
         out.push(b'-');
     }
-    // Rust's `{:e}` gives the shortest digits that round-trip, as ECMAScript requires.
-    let sci = format!("{:e}", x.abs());
-    let (mantissa, exp) = sci.split_once('e').ok_or(NonFinite)?;
-    let exp: i32 = exp.parse().map_err(|_| NonFinite)?;
-    let digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
+    let (digits, n) = shortest_digits(x.abs());
     let k = i32::try_from(digits.len()).map_err(|_| NonFinite)?;
-    let n = exp + 1; // value = 0.d1d2...dk × 10^n
     if k <= n && n <= 21 {
         out.extend_from_slice(&digits);
         out.extend(std::iter::repeat_n(b'0', (n - k).unsigned_abs() as usize));
@@ -214,6 +243,29 @@ pub fn write_f64(out: &mut Vec<u8>, x: f64) -> Result<(), NonFinite> {
         out.extend_from_slice((n - 1).unsigned_abs().to_string().as_bytes());
     }
     Ok(())
+}
+
+/// The shortest decimal digits `d1..dk` (no leading or trailing zeros) that
+/// round-trip to the positive finite `x` and are closest to it, and `n` with
+/// `x ≈ 0.d1..dk × 10^n`.
+fn shortest_digits(x: f64) -> (Vec<u8>, i32) {
+    let mut buffer = ryu::Buffer::new();
+    let text = buffer.format_finite(x); // e.g. "1.0", "1e21", "1.5e-9", "0.001"
+    let (mantissa, exp) = text.split_once(['e', 'E']).unwrap_or((text, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut digits: Vec<u8> = int_part.bytes().chain(frac_part.bytes()).collect();
+    let mut point = i32::try_from(int_part.len()).unwrap_or(0) + exp;
+    let leading = digits.iter().take_while(|&&d| d == b'0').count();
+    digits.drain(..leading);
+    point -= i32::try_from(leading).unwrap_or(0);
+    while digits.last() == Some(&b'0') {
+        digits.pop();
+    }
+    if digits.is_empty() {
+        digits.push(b'0');
+    }
+    (digits, point)
 }
 
 /// A JSON path under construction, for error messages: `$.tools[0].parameters`.
@@ -320,10 +372,37 @@ mod tests {
             (333_333_333.333_333_3, "333333333.3333333"),
             (1.5e-9, "1.5e-9"),
             (12.5, "12.5"),
+            // Two shortest candidates: ECMAScript takes the closer one.
+            (1_424_953_923_781_206.2, "1424953923781206.2"),
+            (1_113_178_120_592_002.2, "1113178120592002.2"),
+            (0.001, "0.001"),
+            (100.0, "100"),
         ];
         for (x, want) in cases {
             assert_eq!(num(*x), *want, "formatting {x:e}");
         }
+    }
+
+    #[test]
+    fn large_integers_match_the_double_they_equal() {
+        let int = |digits: &str| {
+            let mut out = Vec::new();
+            write_integer(&mut out, digits);
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(int(&format!("1{}", "0".repeat(21))), "1e+21");
+        assert_eq!(int(&format!("-1{}", "0".repeat(21))), "-1e+21");
+        assert_eq!(
+            int(&format!("1{}1", "0".repeat(20))),
+            format!("1{}1", "0".repeat(20))
+        );
+        assert_eq!(int("100000000000000000000"), "100000000000000000000"); // 1e20: all digits either way
+        assert_eq!(int("9007199254740993"), "9007199254740993"); // 2^53 + 1: no double holds it
+        assert_eq!(int(&format!("123{}", "0".repeat(300))), "1.23e+302");
+        assert_eq!(
+            int(&format!("1{}", "0".repeat(400))),
+            format!("1{}", "0".repeat(400))
+        ); // beyond doubles
     }
 
     #[test]

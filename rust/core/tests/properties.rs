@@ -113,3 +113,16 @@ proptest! {
         prop_assert_eq!(&whole[cut..], &tail[..]);
     }
 }
+
+proptest! {
+    #[test]
+    fn numbers_round_trip(x in any::<f64>().prop_filter("finite", |x| x.is_finite())) {
+        let mut out = Vec::new();
+        thinkseal_core::jcs::write_f64(&mut out, x).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let back: f64 = text.parse().unwrap();
+        // RFC 8785 writes -0 as 0; every other value must come back bit for bit.
+        let expected = if x.to_bits() == (-0.0f64).to_bits() { 0.0f64 } else { x };
+        prop_assert_eq!(back.to_bits(), expected.to_bits(), "{:e} wrote {}", x, text);
+    }
+}

@@ -96,12 +96,20 @@ fn write_json(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, path: &mut Path) -> PyR
     } else if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
         path.enter().map_err(|e| fail(path, e.reason))?;
         out.push(b'[');
-        for (i, item) in obj.try_iter()?.enumerate() {
+        // The C-level items, not a subclass's __iter__: what is hashed is what is stored.
+        let items: Vec<Bound<'_, PyAny>> = match obj.cast::<PyList>() {
+            Ok(list) => list.iter().collect(),
+            Err(_) => obj
+                .cast::<PyTuple>()
+                .map(|t| t.iter().collect())
+                .unwrap_or_default(),
+        };
+        for (i, item) in items.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
             path.push_index(i);
-            write_json(out, &item?, path)?;
+            write_json(out, item, path)?;
             path.pop();
         }
         out.push(b']');
@@ -146,7 +154,7 @@ fn write_int(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> Result<(), String> {
     if !jcs::is_integer_literal(digits) {
         return Err("integer could not be written".to_owned());
     }
-    out.extend_from_slice(digits.as_bytes());
+    jcs::write_integer(out, digits);
     Ok(())
 }
 

@@ -1,0 +1,82 @@
+"""DeepSeek chat completions (base URL ``https://api.deepseek.com``; path
+``/chat/completions``). The common chat-completions mapping is in ``_chat``.
+
+What DeepSeek requires, and what thinkseal does:
+
+- Thinking (V3.2 / V4 thinking mode) comes back as ``message.reasoning_content``
+  (``delta.reasoning_content`` when streaming). thinkseal keeps it as one
+  unsigned ``ThinkingBlock.Text``; the reply is not sealed (nothing is signed).
+- Replay: in thinking mode, a turn that made tool calls must carry its
+  ``reasoning_content`` in every later request, or the API answers 400 ("The
+  `reasoning_content` in the thinking mode must be passed back to the API.").
+  The guide's later wording widens this to every turn once ``tools`` are sent.
+  thinkseal replays the reasoning text of each turn as sent, and whenever the
+  request has tools or any turn with tool calls it puts ``reasoning_content`` on
+  *every* assistant message, ``""`` where a turn had none (a foreign or
+  hand-written turn). Without tools, turns with reasoning carry it (DeepSeek
+  ignores it there) and others omit the field.
+- The R1-era ``deepseek-reasoner`` rejected ``reasoning_content`` in input; that
+  model generation is not supported.
+- Options (DeepSeek's own names): ``thinking`` ``{"type": "enabled" | "disabled"}``
+  (``type`` required), ``reasoning_effort`` (minimal, low, medium, high, xhigh,
+  max, ultra; DeepSeek maps them to low / high / max), ``max_tokens`` >= 1,
+  ``temperature`` 0..2, ``top_p`` 0..1, ``frequency_penalty`` and
+  ``presence_penalty`` -2..2; anything else passes through unchecked.
+- ``response_format``: only ``{"type": "json_object"}`` (and ``text``); a
+  ``json_schema`` format raises ``ValidationError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from .._blocks import ThinkingBlock
+from .._conversation import Conversation
+from .._messages import AssistantMessage, Message
+from ._chat import (
+    ChatProvider,
+    TextDeltas,
+    ThinkingDeltas,
+    check_choice,
+    check_number,
+    check_thinking_type,
+    reasoning_text,
+)
+from ._response import Node
+
+REASONING_FIELD = "reasoning_content"
+REASONING_EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "max", "ultra")
+
+# Fragment-cache key when every assistant message must carry reasoning_content.
+_EVERY_TURN = "deepseek/reasoning-on-every-turn"
+
+
+class Adapter(ChatProvider):
+    id = "deepseek"
+    response_formats: ClassVar[frozenset[str]] = frozenset({"text", "json_object"})
+
+    def validate_options(self, options: Mapping[str, Any], stream: bool) -> None:
+        check_thinking_type(options, required=True)
+        check_choice(options.get("reasoning_effort"), REASONING_EFFORTS, "reasoning_effort")
+        check_number(options, "max_tokens", 1, integer=True)
+        check_number(options, "temperature", 0, 2)
+        check_number(options, "top_p", 0, 1)
+        check_number(options, "frequency_penalty", -2, 2)
+        check_number(options, "presence_penalty", -2, 2)
+
+    def shape(self, conversation: Conversation, sent: Sequence[Message]) -> str:
+        every_turn = bool(conversation.tools) or any(isinstance(m, AssistantMessage) and m.tool_calls for m in sent)
+        return _EVERY_TURN if every_turn else self.id
+
+    def reasoning_fields(self, message: AssistantMessage, shape: str) -> dict[str, Any]:
+        text = message.thinking_text
+        if text or shape == _EVERY_TURN or message.tool_calls:
+            return {REASONING_FIELD: text}
+        return {}
+
+    def read_thinking(self, message: Node) -> list[ThinkingBlock]:
+        return reasoning_text(message, REASONING_FIELD)
+
+    def thinking_deltas(self) -> ThinkingDeltas:
+        return TextDeltas(REASONING_FIELD)

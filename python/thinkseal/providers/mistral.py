@@ -1,0 +1,478 @@
+"""Mistral chat completions (``/v1/chat/completions``): body, reply and stream.
+
+What Mistral requires, and what thinkseal does about it:
+
+- Reasoning models (``reasoning_effort``, or Magistral with ``prompt_mode:
+  "reasoning"``) return ``message.content`` as a list of chunks: thinking chunks
+  ``{"type": "thinking", "thinking": [text/reference chunks], "signature"?}`` and
+  text chunks ``{"type": "text", "text"}``. Thinking becomes
+  ``ThinkingBlock.Text`` blocks (text chunks joined; reference chunks, which
+  are citations, are not kept) carrying the chunk's ``signature`` when it has
+  one; text chunks become text parts; ``AssistantMessage.parts`` keeps their
+  order. A stream delivers one thinking block as several thinking chunks, the
+  last with the signature, so adjacent thinking chunks form one block until one
+  of them carries a signature; adjacent text chunks form one text part; empty
+  text is dropped. So a streamed reply equals the same reply received whole. A
+  signed chunk that also held reference chunks cannot be replayed exactly and
+  is kept unsigned.
+- Mistral asks for the assistant turn to come back with its thinking chunks
+  intact. thinkseal replays every as-sent assistant turn part by part: a
+  thinking chunk per Text block where it stood (before the text it preceded),
+  then text chunks; tool calls go in ``tool_calls``. A signature goes out only
+  when the replay decision kept the turn (same provider, model and account,
+  unchanged turn and prefix); otherwise the thinking text goes out unsigned.
+  Redacted and opaque blocks have no Mistral form and never go out. A turn with
+  no thinking goes out with plain string content.
+- An assistant turn with neither text nor tool calls (after tool pairing) is
+  left out: Mistral rejects an assistant message without content or tool calls.
+- Tool-call ids must be exactly 9 characters ``[a-zA-Z0-9]`` ("Tool call id was
+  ... but must be a-z, A-Z, 0-9, with a length of 9."). Ids Mistral issued
+  already are; any other id (from another provider, or generated) goes out as
+  a 9-character base62 rendering of its SHA-256, identically in the call and in
+  the tool result that answers it. Arguments go out as JSON text (RFC 8785).
+- Tool results: ``{"role": "tool", "tool_call_id", "name", "content"}`` (Mistral
+  requires ``tool_call_id``). ``is_error`` has no wire field: the content goes
+  out after ``"[tool error] "``, as on the other chat-completions providers.
+- System messages go out in place as ``{"role": "system"}`` messages, except one
+  standing among the tool results of a turn, which goes out right after them.
+- ``Conversation.response_format`` goes out as ``response_format`` unchanged
+  (Mistral takes OpenAI's ``text``/``json_object``/``json_schema`` shapes).
+- Options: ``reasoning_effort`` (none, minimal, low, medium, high, xhigh, max —
+  the installed ``mistralai`` SDK's list), ``prompt_mode`` ("reasoning"),
+  ``tool_choice``, ``max_tokens``, ``temperature``, ``top_p`` and the other
+  documented fields are checked; other fields pass through as given.
+- ``stream=True`` sends ``"stream": true``. A stream carries thinking chunks in
+  a list ``delta.content``, then string fragments (the switching event may hold
+  both); ``finish_reason`` ends it. A stream without one raises ``ResponseError``,
+  and so does ``finish_reason: "error"`` (streamed or not).
+  ``feed`` takes each chunk as sent, or the SDK's ``CompletionEvent.model_dump()``
+  (``{"data": chunk}``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import string
+from collections.abc import Iterable, Mapping
+from functools import partial
+from typing import Any, ClassVar
+
+from .._blocks import ThinkingBlock
+from .._conversation import Conversation
+from .._errors import ResponseError, ThinksealError, ValidationError
+from .._json import freeze_json
+from .._messages import AssistantMessage, Part, ToolCall, ToolMessage
+from .._replay import Replay
+from ._base import Built, Provider, StreamParser
+from ._chat import (
+    TOOL_ERROR_PREFIX,
+    check_choice,
+    check_flag,
+    check_number,
+    in_wire_order,
+    join_text,
+    make_call,
+    plain_wire,
+    tool_wire,
+)
+from ._response import Node, wrap_errors
+from ._wire import fragment, splice
+
+__all__ = ["PROMPT_MODES", "REASONING_EFFORTS", "Adapter", "wire_call_id"]
+
+PATH = "/v1/chat/completions"
+REASONING_EFFORTS: tuple[str, ...] = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+PROMPT_MODES: tuple[str, ...] = ("reasoning",)
+TOOL_CHOICES: tuple[str, ...] = ("auto", "none", "any", "required")
+RESPONSE_FORMATS: tuple[str, ...] = ("text", "json_object", "json_schema")
+
+_RESERVED = {
+    "model": "the model is prepare()'s model argument",
+    "messages": "messages come from the conversation",
+    "tools": "tools come from Conversation.tools",
+    "response_format": "use Conversation.response_format (it is part of the fingerprint)",
+    "stream": "use prepare(..., stream=True)",
+}
+_MISTRAL_ID = re.compile(r"[A-Za-z0-9]{9}")
+_BASE62 = string.ascii_letters + string.digits
+
+
+def wire_call_id(call_id: str) -> str:
+    """``call_id`` as Mistral accepts it: itself when it is 9 characters of
+    ``[a-zA-Z0-9]``, else 9 base62 digits of its SHA-256."""
+    if _MISTRAL_ID.fullmatch(call_id):
+        return call_id
+    number = int.from_bytes(hashlib.sha256(call_id.encode()).digest()[:8], "big")
+    digits = []
+    for _ in range(9):
+        number, digit = divmod(number, 62)
+        digits.append(_BASE62[digit])
+    return "".join(digits)
+
+
+# -- request -------------------------------------------------------------------
+
+
+def _check_stop(value: object) -> None:
+    if value is not None and not (
+        isinstance(value, str) or (isinstance(value, list) and all(isinstance(s, str) for s in value))
+    ):
+        raise ValidationError("stop: expected a string or a list of strings", path="stop")
+
+
+def _check_tool_choice(value: object) -> None:
+    if value is None or (isinstance(value, str) and value in TOOL_CHOICES):
+        return
+    if isinstance(value, Mapping) and value.get("type", "function") == "function":
+        function = value.get("function")
+        if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+            return
+    raise ValidationError(
+        'tool_choice: expected "auto", "none", "any", "required" or {"type": "function", "function": {"name": ...}}',
+        path="tool_choice",
+    )
+
+
+def _check_options(options: dict[str, Any]) -> dict[str, Any]:
+    checked: dict[str, Any] = {}
+    for name, value in options.items():
+        if name in _RESERVED:
+            raise ValidationError(f"{name}: not an option here; {_RESERVED[name]}", path=name)
+        # Frozen copies: the body must not change when the caller's dict does.
+        checked[name] = freeze_json(value, name)[0]
+    check_choice(checked.get("reasoning_effort"), REASONING_EFFORTS, "reasoning_effort")
+    check_choice(checked.get("prompt_mode"), PROMPT_MODES, "prompt_mode")
+    for name in ("max_tokens", "min_tokens", "random_seed", "top_k", "top_logprobs"):
+        check_number(checked, name, 0, integer=True)
+    check_number(checked, "n", 1, integer=True)
+    check_number(checked, "temperature", 0)
+    check_number(checked, "top_p", 0, 1)
+    for name in ("presence_penalty", "frequency_penalty", "repetition_penalty"):
+        check_number(checked, name)
+    for name in ("parallel_tool_calls", "safe_prompt", "logprobs", "prompt_logprobs"):
+        check_flag(checked.get(name), name)
+    _check_stop(checked.get("stop"))
+    _check_tool_choice(checked.get("tool_choice"))
+    return checked
+
+
+def _response_format(response_format: Mapping[str, Any] | None) -> dict[str, Any]:
+    if response_format is None:
+        return {}
+    kind = response_format["type"]
+    if kind not in RESPONSE_FORMATS:
+        raise ValidationError(
+            f"response_format.type: mistral supports {', '.join(RESPONSE_FORMATS)}; got {kind!r}",
+            path="Conversation.response_format.type",
+        )
+    if kind == "json_schema":
+        spec = response_format.get("json_schema")
+        if not (
+            isinstance(spec, Mapping) and isinstance(spec.get("name"), str) and isinstance(spec.get("schema"), Mapping)
+        ):
+            raise ValidationError(
+                "response_format.json_schema: Mistral needs an object with name (a string) and schema (an object)",
+                path="Conversation.response_format.json_schema",
+            )
+    return {"response_format": response_format}
+
+
+def _content_chunks(parts: Iterable[Part]) -> list[dict[str, Any]]:
+    """The turn's text and thinking as chunks, in ``parts`` order."""
+    chunks: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, str):
+            if part:
+                chunks.append({"type": "text", "text": part})
+        elif isinstance(part, ThinkingBlock.Text):
+            chunk: dict[str, Any] = {"type": "thinking", "thinking": [{"type": "text", "text": part.text}]}
+            if part.signature is not None:  # only a kept turn still has one
+                chunk["signature"] = part.signature
+            chunks.append(chunk)
+    return chunks
+
+
+def _assistant_wire(message: AssistantMessage) -> dict[str, Any]:
+    has_thinking = any(isinstance(b, ThinkingBlock.Text) for b in message.thinking)
+    wire: dict[str, Any] = {
+        "role": "assistant",
+        "content": _content_chunks(message.parts) if has_thinking else message.content,
+    }
+    if message.tool_calls:
+        wire["tool_calls"] = [
+            {
+                "id": wire_call_id(c.id),
+                "type": "function",
+                "function": {"name": c.name, "arguments": c.arguments_json},
+            }
+            for c in message.tool_calls
+        ]
+    return wire
+
+
+def _tool_wire(message: ToolMessage, name: str) -> dict[str, Any]:
+    text = TOOL_ERROR_PREFIX + message.content if message.is_error else message.content
+    return {"role": "tool", "tool_call_id": wire_call_id(message.tool_call_id), "name": name, "content": text}
+
+
+def _messages(replay: Replay) -> tuple[list[Any], list[bytes]]:
+    """The wire messages and their cached JSON bytes. ``in_wire_order`` leaves
+    out turns with neither text nor tool calls (Mistral rejects them) and moves
+    a system message standing among tool results to just after them."""
+    objects: list[Any] = []
+    raws: list[bytes] = []
+    names: dict[str, str] = {}  # call id -> tool name, for the turn the tool results answer
+    for message in in_wire_order(replay.sent_messages()):
+        if isinstance(message, AssistantMessage):
+            names = {c.id: c.name for c in message.tool_calls}
+            obj, raw = fragment(message, "mistral", partial(_assistant_wire, message))
+        elif isinstance(message, ToolMessage):
+            # Pairing guarantees a tool message still here answers a call of the turn before it.
+            name = names[message.tool_call_id]
+            obj, raw = fragment(message, "mistral:tool:" + name, partial(_tool_wire, message, name))
+        else:
+            obj, raw = fragment(message, "mistral", partial(plain_wire, message))  # system or user
+        objects.append(obj)
+        raws.append(raw)
+    return objects, raws
+
+
+# -- response ------------------------------------------------------------------
+
+
+def _raise_reported_error(root: Node) -> None:
+    """An error body (``{"object": "error", "message", ...}``, or a 422's
+    ``{"detail": [...]}``) instead of a completion."""
+    value = root.object().value
+    if value.get("object") == "error":
+        raise ResponseError(f"Mistral reported an error: {value.get('message')!r}", path=f"{root.path}.message")
+    if "detail" in value and "choices" not in value:
+        raise ResponseError(f"Mistral rejected the request: {value['detail']!r}", path=f"{root.path}.detail")
+
+
+def _check_finish(choice: Node) -> str | None:
+    reason: str | None = choice.opt("finish_reason", str)
+    if reason == "error":
+        raise ResponseError('the model stopped with finish_reason "error"', path=f"{choice.path}.finish_reason")
+    return reason
+
+
+class _Thinking:
+    """One thinking block being gathered from one or more thinking chunks."""
+
+    __slots__ = ("path", "signature", "tainted", "texts")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.texts: list[str] = []
+        self.signature: str | None = None
+        self.tainted = False  # held chunks other than text: a signature would not survive replay
+
+    def block(self) -> ThinkingBlock | None:
+        text = join_text(self.texts, self.path)
+        signature = None if self.tainted else self.signature
+        if not text and signature is None:
+            return None
+        try:
+            return ThinkingBlock.Text(text, signature)
+        except ThinksealError as exc:
+            raise wrap_errors(self.path, exc) from None
+
+
+class _Text:
+    """One text part being gathered from adjacent text chunks or fragments."""
+
+    __slots__ = ("path", "texts")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.texts: list[str] = []
+
+
+class _Call:
+    """One tool call being gathered (a stream may split its arguments text)."""
+
+    __slots__ = ("arguments", "id", "name", "path")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.id: str | None = None
+        self.name: str | None = None
+        self.arguments: list[str] | Mapping[str, Any] = []
+
+    def tool_call(self) -> ToolCall:
+        arguments = self.arguments
+        if isinstance(arguments, Mapping):
+            return make_call(self.id, self.name, arguments, self.path)
+        return make_call(self.id, self.name, join_text(arguments, f"{self.path}.function.arguments"), self.path)
+
+
+class _Reply:
+    """The parts of one reply, in order, from a whole message or from stream deltas."""
+
+    __slots__ = ("calls", "parts")
+
+    def __init__(self) -> None:
+        self.parts: list[_Thinking | _Text] = []
+        self.calls: list[_Call] = []
+
+    def text(self, text: str, path: str) -> None:
+        if not text:
+            return
+        last = self.parts[-1] if self.parts else None
+        if not isinstance(last, _Text):
+            last = _Text(path)
+            self.parts.append(last)
+        last.texts.append(text)
+
+    def thinking(self, chunk: Node) -> None:
+        last = self.parts[-1] if self.parts else None
+        if not isinstance(last, _Thinking) or last.signature is not None:
+            last = _Thinking(chunk.path)
+            self.parts.append(last)
+        for item in chunk.items("thinking"):
+            kind = item.get("type", str)
+            if kind == "text":
+                last.texts.append(item.get("text", str))
+            elif kind in ("reference", "tool_reference"):
+                last.tainted = True
+            else:
+                raise ResponseError(f"unknown thinking chunk type {kind!r}", path=f"{item.path}.type")
+        signature = chunk.opt("signature", str)
+        if signature:
+            last.signature = signature
+
+    def content(self, message: Node) -> None:
+        if not message.has("content"):
+            return
+        if isinstance(message.get("content", (str, list)), str):
+            self.text(message.value["content"], f"{message.path}.content")
+            return
+        for chunk in message.items("content"):
+            kind = chunk.get("type", str)
+            if kind == "text":
+                self.text(chunk.get("text", str), f"{chunk.path}.text")
+            elif kind == "thinking":
+                self.thinking(chunk)
+            elif kind != "reference":  # citations: nothing to keep or replay
+                raise ResponseError(f"unknown content chunk type {kind!r}", path=f"{chunk.path}.type")
+
+    def tool_calls(self, message: Node, *, fragments: bool) -> None:
+        for item in message.items("tool_calls", required=False):
+            item.object()
+            if item.opt("type", str, "function") != "function":
+                raise ResponseError(f"unknown tool call type {item.value['type']!r}", path=f"{item.path}.type")
+            call_id = item.opt("id", str)
+            if call_id == "null":  # the SDK's default when the reply had no id
+                call_id = None
+            function = item.node("function")
+            call = self._continued(item, call_id) if fragments else None
+            if call is None:
+                call = _Call(item.path)
+                self.calls.append(call)
+            call.id = call_id or call.id
+            call.name = function.opt("name", str) or call.name
+            # A later stream fragment may carry only more arguments text.
+            kinds = (str, Mapping)
+            arguments = function.opt("arguments", kinds) if fragments else function.get("arguments", kinds)
+            if isinstance(arguments, Mapping):
+                call.arguments = arguments
+            elif arguments and isinstance(call.arguments, list):
+                call.arguments.append(arguments)
+            elif arguments:
+                raise ResponseError("arguments text after an arguments object", path=f"{function.path}.arguments")
+
+    def _continued(self, item: Node, call_id: str | None) -> _Call | None:
+        """The streamed call a fragment continues: the one at its ``index`` (the
+        last one without an index), unless the fragment names a different id."""
+        index = item.opt("index", int)
+        if index is None:
+            found = self.calls[-1] if self.calls and not call_id else None
+        else:
+            found = self.calls[index] if 0 <= index < len(self.calls) else None
+        if found is not None and call_id and found.id and call_id != found.id:
+            return None
+        return found
+
+    def message(self) -> AssistantMessage:
+        parts: list[Part] = []
+        for part in self.parts:
+            if isinstance(part, _Text):
+                parts.append(join_text(part.texts, part.path))
+            elif (block := part.block()) is not None:
+                parts.append(block)
+        parts.extend(call.tool_call() for call in self.calls)
+        return AssistantMessage.from_parts(parts)
+
+
+def _stream_choice(event: Mapping[str, Any]) -> Node | None:
+    root = Node(event)
+    if "choices" not in event and isinstance(event.get("data"), Mapping):
+        root = Node(event["data"], "$.data")  # the SDK's CompletionEvent.model_dump()
+    _raise_reported_error(root)
+    for choice in root.items("choices"):
+        if choice.object().opt("index", int, 0) == 0:
+            return choice
+    return None  # a usage-only chunk
+
+
+class _Stream(StreamParser):
+    def __init__(self) -> None:
+        self._reply = _Reply()
+        self._finished = False
+
+    def feed(self, event: Mapping[str, Any]) -> None:
+        choice = _stream_choice(event)
+        if choice is None:
+            return
+        delta = choice.opt_node("delta")
+        if delta is not None:
+            self._reply.content(delta)
+            self._reply.tool_calls(delta, fragments=True)
+        if _check_finish(choice) is not None:
+            self._finished = True
+
+    def finish(self) -> AssistantMessage:
+        if not self._finished:
+            raise ResponseError("the stream ended without a finish_reason", path="$.choices[0].finish_reason")
+        return self._reply.message()
+
+
+class Adapter(Provider):
+    """Mistral's chat completions API."""
+
+    id: ClassVar[str] = "mistral"
+
+    def build(
+        self, conversation: Conversation, replay: Replay, model: str, options: dict[str, Any], stream: bool
+    ) -> Built:
+        checked = _check_options(options)
+        messages, raws = _messages(replay)
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": messages,
+            **({"tools": [tool_wire(t) for t in conversation.tools]} if conversation.tools else {}),
+            **_response_format(conversation.response_format),
+            **checked,
+        }
+        if stream:
+            body["stream"] = True
+        headers = {"content-type": "application/json", "accept": "text/event-stream" if stream else "application/json"}
+        return Built(body, splice(body, "messages", raws), PATH, headers)
+
+    def parse(self, response: Mapping[str, Any]) -> AssistantMessage:
+        root = Node(response)
+        _raise_reported_error(root)
+        choices = list(root.items("choices"))
+        if not choices:
+            raise ResponseError("expected at least one choice", path="$.choices")
+        _check_finish(choices[0].object())
+        message = choices[0].node("message")
+        reply = _Reply()
+        reply.content(message)
+        reply.tool_calls(message, fragments=False)
+        return reply.message()
+
+    def new_stream(self) -> StreamParser:
+        return _Stream()

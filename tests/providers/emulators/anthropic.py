@@ -1,0 +1,535 @@
+"""A local Anthropic Messages API emulator that enforces Claude's thinking rules.
+
+``Claude`` is the rule engine (no HTTP): it signs each thinking block it
+returns with an HMAC over the model, the top-level ``system``, the ``tools``,
+every message before the reply and the reply's own blocks before the block;
+on each later request it verifies every replayed ``thinking`` and
+``redacted_thinking`` block against the prefix *as now sent*. Violations are
+answered with the 400 wording of shared/reference/provider-wire-formats.md
+§1.7 (and the well-known tool-pairing errors). ``AnthropicEmulator`` serves it
+over HTTP (``POST /v1/messages``, JSON or SSE) on 127.0.0.1.
+
+Replies are scripted: ``emulator.script(Think("..."), Call(...), ...)``.
+With thinking off, the scripted thinking is left out of the reply.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import threading
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+BINDING_BETA = "thinking-binding-controls-2026-08-01"
+INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
+
+# -- error wording (reference §1.7) ------------------------------------------------
+
+LEADING_THINKING = (
+    "messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{found}`. "
+    "When `thinking` is enabled, a final `assistant` message must start with a thinking block "
+    "(preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include "
+    "thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult "
+    "our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+)
+CANNOT_MODIFY = (
+    "messages.{i}.content.{j}: `thinking` or `redacted_thinking` blocks in the latest assistant message "
+    "cannot be modified. These blocks must remain as they were in the original response."
+)
+INVALID_SIGNATURE = "messages.{i}.content.{j}: Invalid `signature` in `thinking` block"
+BOUND_ELSEWHERE = (
+    "messages.{i}.content.{j}: Invalid `signature` in `thinking` block. The block is bound to a different "
+    "conversation. Remove the block, or set `thinking.block_binding.prefix_mismatch_behavior` to "
+    '"drop_block". That setting requires the `thinking-binding-controls-2026-08-01` value in the '
+    "`anthropic-beta` header. {detail}"
+)
+PREFIX_DETAIL = {
+    "system": "The `system` prompt differs from the one this block was created with.",
+    "tools": "The `tools` differ from the ones this block was created with.",
+    "messages": "The messages before this block differ from the ones it was created with.",
+}
+SIGNATURE_REQUIRED = "messages.{i}.content.{j}.thinking.signature: Field required"
+INVALID_REDACTED = "messages.{i}.content.{j}: Invalid `data` in `redacted_thinking` block"
+MISSING_RESULT = (
+    "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {ids}. "
+    "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
+)
+UNEXPECTED_RESULT = (
+    "messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: {id}. "
+    "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+)
+BUDGET_TOO_SMALL = "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+BUDGET_NOT_BELOW_MAX = "`max_tokens` must be greater than `thinking.budget_tokens`."
+TEMPERATURE = "`temperature` may only be set to 1 when thinking is enabled or in adaptive mode"
+FORCED_TOOL = "Thinking may not be enabled when tool_choice forces tool use."
+
+
+class ApiError(Exception):
+    """A 400 the emulator answers with (``invalid_request_error``)."""
+
+    def __init__(self, message: str, status: int = 400, kind: str = "invalid_request_error") -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.kind = kind
+
+    def body(self) -> dict[str, Any]:
+        return {"type": "error", "error": {"type": self.kind, "message": self.message}}
+
+
+# -- scripted reply blocks -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Think:
+    text: str
+
+
+@dataclass(frozen=True)
+class Redact:
+    secret: str
+
+
+@dataclass(frozen=True)
+class Say:
+    text: str
+
+
+@dataclass(frozen=True)
+class Call:
+    id: str
+    name: str
+    input: Mapping[str, Any] = field(default_factory=dict)
+
+
+Scripted = Think | Redact | Say | Call
+
+
+# -- hashing -------------------------------------------------------------------------------
+
+
+def canon(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def digest(value: Any) -> str:
+    return hashlib.sha256(canon(value)).hexdigest()
+
+
+def _b64(value: Any) -> str:
+    return base64.b64encode(canon(value)).decode()
+
+
+def _unb64(text: object) -> dict[str, Any] | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        value = json.loads(base64.b64decode(text, validate=True))
+    except (binascii.Error, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+@dataclass
+class Outcome:
+    """What a checked request led to: blocks dropped under ``drop_block``."""
+
+    dropped: list[str] = field(default_factory=list)
+    degraded: bool = False  # the leading-thinking rule was waived (drop_block)
+
+
+class Claude:
+    """The rule engine: signs replies, verifies replayed thinking."""
+
+    def __init__(self, secret: bytes = b"thinkseal-emulator-secret") -> None:
+        self._secret = secret
+
+    def _mac(self, *parts: Any) -> str:
+        return hmac.new(self._secret, canon(list(parts)), hashlib.sha256).hexdigest()
+
+    # -- context ---------------------------------------------------------------
+
+    @staticmethod
+    def context(body: Mapping[str, Any]) -> tuple[str, str]:
+        return digest(body.get("system")), digest(body.get("tools"))
+
+    @staticmethod
+    def prefix(messages: Sequence[Any], preceding: Sequence[Any]) -> str:
+        return digest({"messages": list(messages), "preceding": list(preceding)})
+
+    # -- signing ------------------------------------------------------------------
+
+    def reply(self, body: Mapping[str, Any], script: Sequence[Scripted]) -> list[dict[str, Any]]:
+        """The content blocks of a reply to ``body``, thinking signed in place."""
+        model = body["model"]
+        system, tools = self.context(body)
+        messages = body["messages"]
+        thinking_on = _thinking_type(body) in ("enabled", "adaptive")
+        blocks: list[dict[str, Any]] = []
+        for item in script:
+            if isinstance(item, (Think, Redact)) and not thinking_on:
+                continue
+            prefix = self.prefix(messages, blocks)
+            if isinstance(item, Think):
+                block_mac = self._mac("thinking", model, item.text)
+                sig = {"m": model, "b": block_mac, "s": system, "t": tools, "p": prefix}
+                sig["x"] = self._mac(model, system, tools, prefix, block_mac)
+                blocks.append({"type": "thinking", "thinking": item.text, "signature": _b64(sig)})
+            elif isinstance(item, Redact):
+                block_mac = self._mac("redacted", model, item.secret)
+                data = {"r": item.secret, "m": model, "b": block_mac, "s": system, "t": tools, "p": prefix}
+                data["x"] = self._mac(model, system, tools, prefix, block_mac)
+                blocks.append({"type": "redacted_thinking", "data": _b64(data)})
+            elif isinstance(item, Say):
+                blocks.append({"type": "text", "text": item.text})
+            else:
+                blocks.append({"type": "tool_use", "id": item.id, "name": item.name, "input": dict(item.input)})
+        return blocks
+
+    # -- checking -------------------------------------------------------------------
+
+    def check(self, body: Mapping[str, Any], betas: Sequence[str]) -> Outcome:
+        """Raise ``ApiError`` as Claude would; return what ``drop_block`` dropped."""
+        _check_params(body, betas)
+        messages = body["messages"]
+        _check_shapes(messages)
+        _check_tool_pairing(messages)
+        thinking = body.get("thinking") or {}
+        drop = (
+            isinstance(thinking.get("block_binding"), Mapping)
+            and thinking["block_binding"].get("prefix_mismatch_behavior") == "drop_block"
+        )
+        outcome = Outcome()
+        self._check_blocks(body, drop, outcome)
+        if _thinking_type(body) in ("enabled", "adaptive"):
+            if drop:
+                outcome.degraded = True
+            else:
+                _check_leading_thinking(messages)
+        return outcome
+
+    def _check_blocks(self, body: Mapping[str, Any], drop: bool, outcome: Outcome) -> None:
+        model = body["model"]
+        system, tools = self.context(body)
+        messages = body["messages"]
+        last_assistant = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=-1)
+        mismatch = False  # once a block fails the prefix check, every later one does
+        for i, message in enumerate(messages):
+            if message["role"] != "assistant" or not isinstance(message["content"], list):
+                continue
+            for j, block in enumerate(message["content"]):
+                kind = block.get("type")
+                if kind not in ("thinking", "redacted_thinking"):
+                    continue
+                where = {"i": i, "j": j}
+                if kind == "thinking":
+                    if "signature" not in block:
+                        raise ApiError(SIGNATURE_REQUIRED.format(**where))
+                    seal = _unb64(block["signature"])
+                    invalid = INVALID_SIGNATURE.format(**where)
+                    content = ("thinking", block.get("thinking"))
+                else:
+                    seal = _unb64(block.get("data"))
+                    invalid = INVALID_REDACTED.format(**where)
+                    content = ("redacted", seal.get("r") if seal else None)
+                if seal is None or not all(k in seal for k in "mbstpx"):
+                    raise ApiError(invalid)
+                recorded = self._mac(seal["m"], seal["s"], seal["t"], seal["p"], seal["b"])
+                if not hmac.compare_digest(recorded, str(seal["x"])):
+                    raise ApiError(invalid)  # forged fields
+                if seal["m"] != model:
+                    raise ApiError(invalid)  # produced by another model
+                if not hmac.compare_digest(self._mac(content[0], model, content[1]), str(seal["b"])):
+                    raise ApiError(CANNOT_MODIFY.format(**where) if i == last_assistant else invalid)
+                differs = [
+                    name
+                    for name, now, then in (
+                        ("system", system, seal["s"]),
+                        ("tools", tools, seal["t"]),
+                        ("messages", self.prefix(messages[:i], message["content"][:j]), seal["p"]),
+                    )
+                    if now != then
+                ]
+                if differs or mismatch:
+                    mismatch = True
+                    if not drop:
+                        detail = PREFIX_DETAIL[differs[0] if differs else "messages"]
+                        raise ApiError(BOUND_ELSEWHERE.format(detail=detail, **where))
+                    outcome.dropped.append(f"messages.{i}.content.{j}")
+
+
+def _thinking_type(body: Mapping[str, Any]) -> str | None:
+    thinking = body.get("thinking")
+    return thinking.get("type") if isinstance(thinking, Mapping) else None
+
+
+def _check_params(body: Mapping[str, Any], betas: Sequence[str]) -> None:
+    for key in ("model", "messages", "max_tokens"):
+        if key not in body:
+            raise ApiError(f"{key}: Field required")
+    if not isinstance(body["messages"], list) or not body["messages"]:
+        raise ApiError("messages: at least one message is required")
+    thinking = body.get("thinking")
+    if thinking is None:
+        return
+    if not isinstance(thinking, Mapping) or thinking.get("type") not in ("enabled", "disabled", "adaptive"):
+        raise ApiError("thinking: Input tag found using 'type' does not match any of the expected tags")
+    if thinking.get("block_binding") is not None and BINDING_BETA not in betas:
+        raise ApiError(f"thinking.block_binding: requires the `{BINDING_BETA}` value in the `anthropic-beta` header")
+    if thinking["type"] == "enabled":
+        budget = thinking.get("budget_tokens")
+        if not isinstance(budget, int) or budget < 1024:
+            raise ApiError(BUDGET_TOO_SMALL)
+        if budget >= body["max_tokens"] and INTERLEAVED_BETA not in betas:
+            raise ApiError(BUDGET_NOT_BELOW_MAX)
+        choice = body.get("tool_choice")
+        if isinstance(choice, Mapping) and choice.get("type") in ("any", "tool"):
+            raise ApiError(FORCED_TOOL)
+    if thinking["type"] in ("enabled", "adaptive"):
+        if body.get("temperature", 1) != 1:
+            raise ApiError(TEMPERATURE)
+        if "top_k" in body:
+            raise ApiError("`top_k` may not be set when thinking is enabled")
+
+
+def _check_shapes(messages: Sequence[Any]) -> None:
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping) or message.get("role") not in ("user", "assistant"):
+            raise ApiError(f"messages.{i}.role: Input should be 'user' or 'assistant'")
+        content = message.get("content")
+        if isinstance(content, str):
+            if not content:
+                raise ApiError("messages: text content blocks must be non-empty")
+            continue
+        if not isinstance(content, list) or (not content and i != len(messages) - 1):
+            raise ApiError(
+                f"messages.{i}: all messages must have non-empty content except for the optional final "
+                "assistant message"
+            )
+        for block in content:
+            if block.get("type") == "text" and not block.get("text"):
+                raise ApiError("messages: text content blocks must be non-empty")
+            if block.get("type") in ("thinking", "redacted_thinking") and message["role"] != "assistant":
+                raise ApiError(f"messages.{i}: thinking blocks may only appear in assistant messages")
+
+
+def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    content = message["content"]
+    return [] if isinstance(content, str) else list(content)
+
+
+def _check_tool_pairing(messages: Sequence[Any]) -> None:
+    for i, message in enumerate(messages):
+        if message["role"] == "assistant":
+            ids = [b["id"] for b in _blocks(message) if b.get("type") == "tool_use"]
+            if not ids:
+                continue
+            following = messages[i + 1] if i + 1 < len(messages) else None
+            answered = (
+                {b.get("tool_use_id") for b in _blocks(following) if b.get("type") == "tool_result"}
+                if following is not None and following["role"] == "user"
+                else set()
+            )
+            missing = [x for x in ids if x not in answered]
+            if missing and following is not None:
+                raise ApiError(MISSING_RESULT.format(i=i, ids=", ".join(missing)))
+        else:
+            previous = messages[i - 1] if i > 0 else None
+            calls = (
+                {b.get("id") for b in _blocks(previous) if b.get("type") == "tool_use"}
+                if previous is not None and previous["role"] == "assistant"
+                else set()
+            )
+            for j, block in enumerate(_blocks(message)):
+                if block.get("type") == "tool_result" and block.get("tool_use_id") not in calls:
+                    raise ApiError(UNEXPECTED_RESULT.format(i=i, j=j, id=block.get("tool_use_id")))
+
+
+def _check_leading_thinking(messages: Sequence[Any]) -> None:
+    last = messages[-1]
+    results = _blocks(last) if last["role"] == "user" else []
+    if not results or any(b.get("type") != "tool_result" for b in results):
+        return  # not continuing a tool loop
+    if len(messages) < 2 or messages[-2]["role"] != "assistant":
+        return
+    blocks = _blocks(messages[-2])
+    first = blocks[0].get("type") if blocks else "text"
+    if first not in ("thinking", "redacted_thinking"):
+        raise ApiError(LEADING_THINKING.format(i=len(messages) - 2, found=first))
+
+
+# -- responses -----------------------------------------------------------------------------
+
+
+def message_json(model: str, content: list[dict[str, Any]], outcome: Outcome, number: int) -> dict[str, Any]:
+    stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
+    message: dict[str, Any] = {
+        "id": f"msg_emulated_{number:04d}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 20},
+    }
+    if outcome.dropped:
+        message["input_transformations"] = [
+            {"type": "thinking_dropped", "path": p, "reason": "prefix_binding_mismatch"} for p in outcome.dropped
+        ]
+    return message
+
+
+def _halves(text: str) -> list[str]:
+    cut = len(text) // 2
+    return [p for p in (text[:cut], text[cut:]) if p]
+
+
+def stream_events(message: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    """The SSE event data objects Anthropic streams for ``message``."""
+    start = {k: v for k, v in message.items() if k not in ("content", "stop_reason")}
+    yield {"type": "message_start", "message": {**start, "content": [], "stop_reason": None}}
+    yield {"type": "ping"}
+    for index, block in enumerate(message["content"]):
+        kind = block["type"]
+        if kind == "thinking":
+            yield {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+            }
+            for piece in _halves(block["thinking"]):
+                delta = {"type": "thinking_delta", "thinking": piece}
+                yield {"type": "content_block_delta", "index": index, "delta": delta}
+            delta = {"type": "signature_delta", "signature": block["signature"]}
+            yield {"type": "content_block_delta", "index": index, "delta": delta}
+        elif kind == "text":
+            yield {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
+            for piece in _halves(block["text"]):
+                yield {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}}
+        elif kind == "tool_use":
+            head = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            yield {"type": "content_block_start", "index": index, "content_block": head}
+            for piece in _halves(json.dumps(block["input"])):
+                delta = {"type": "input_json_delta", "partial_json": piece}
+                yield {"type": "content_block_delta", "index": index, "delta": delta}
+        else:
+            yield {"type": "content_block_start", "index": index, "content_block": dict(block)}
+        yield {"type": "content_block_stop", "index": index}
+    yield {
+        "type": "message_delta",
+        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+        "usage": {"output_tokens": message["usage"]["output_tokens"]},
+    }
+    yield {"type": "message_stop"}
+
+
+# -- the HTTP server -----------------------------------------------------------------------------
+
+
+class AnthropicEmulator:
+    """``POST /v1/messages`` on 127.0.0.1; ``start()`` returns the base URL."""
+
+    def __init__(self, claude: Claude | None = None) -> None:
+        self.claude = claude or Claude()
+        self._script: deque[list[Scripted]] = deque()
+        self.requests: list[dict[str, Any]] = []  # every request body received, in order
+        self.outcomes: list[Outcome] = []  # per accepted request
+        self.errors: list[str] = []  # every 400 message sent
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._count = 0
+
+    def script(self, *blocks: Scripted) -> None:
+        """Queue the next reply (each request takes one; default: a short text)."""
+        self._script.append(list(blocks))
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}"
+
+    def start(self) -> str:
+        emulator = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass  # keep test output clean
+
+            def do_POST(self) -> None:
+                emulator._handle(self)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self.base_url
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    # -- handling ------------------------------------------------------------------
+
+    def respond(self, body: Mapping[str, Any], headers: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
+        """The status and JSON message (or error) for one request; no HTTP involved."""
+        with self._lock:
+            self.requests.append(json.loads(json.dumps(body)))
+            try:
+                if headers.get("anthropic-version") != "2023-06-01":
+                    raise ApiError("anthropic-version: header is required")
+                betas = [b.strip() for b in headers.get("anthropic-beta", "").split(",") if b.strip()]
+                outcome = self.claude.check(body, betas)
+            except ApiError as err:
+                self.errors.append(err.message)
+                return err.status, err.body()
+            script = self._script.popleft() if self._script else [Say("Done.")]
+            self._count += 1
+            self.outcomes.append(outcome)
+            content = self.claude.reply(body, script)
+            return 200, message_json(body["model"], content, outcome, self._count)
+
+    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        if handler.path.split("?")[0] != "/v1/messages":
+            _send_json(handler, 404, ApiError("Not found", 404, "not_found_error").body())
+            return
+        length = int(handler.headers.get("content-length") or 0)
+        try:
+            body = json.loads(handler.rfile.read(length))
+        except ValueError:
+            _send_json(handler, 400, ApiError("There was an issue with the request body: invalid JSON").body())
+            return
+        headers = {k.lower(): v for k, v in handler.headers.items()}
+        status, payload = self.respond(body, headers)
+        if status != 200 or not body.get("stream"):
+            _send_json(handler, status, payload)
+            return
+        handler.send_response(200)
+        handler.send_header("content-type", "text/event-stream")
+        handler.send_header("cache-control", "no-cache")
+        handler.end_headers()
+        for event in stream_events(payload):
+            data = json.dumps(event, separators=(",", ":"))
+            handler.wfile.write(f"event: {event['type']}\ndata: {data}\n\n".encode())
+        handler.wfile.flush()
+        handler.close_connection = True
+
+
+def _send_json(handler: BaseHTTPRequestHandler, status: int, payload: Mapping[str, Any]) -> None:
+    raw = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", str(len(raw)))
+    handler.end_headers()
+    handler.wfile.write(raw)

@@ -1,0 +1,280 @@
+"""A local Bedrock Converse / ConverseStream emulator for Claude models.
+
+Bedrock forwards a Converse request to Claude, which applies its own thinking
+checks; so does this emulator: it translates the Converse body to the
+Messages shape, runs the same ``Claude`` rule engine as the Anthropic
+emulator, and translates the reply back. Claude's errors come back as Bedrock
+does it: HTTP 400, ``x-amzn-ErrorType: ValidationException``,
+``{"message": "The model returned the following errors: ..."}``; Bedrock's
+own schema checks (reference §2.4) come back without that prefix.
+
+``POST /model/{modelId}/converse`` answers JSON (``redactedContent`` as base64
+text); ``/converse-stream`` answers ``application/vnd.amazon.eventstream``
+frames, so boto3 can drive both.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import zlib
+from collections import deque
+from collections.abc import Iterator, Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import unquote
+
+from .anthropic import ApiError, Claude, Outcome, Say, Scripted
+
+MODEL_ERRORS = "The model returned the following errors: "
+NULL_TEXT = (
+    "Value at 'messages.{i}.member.content.{j}.member.reasoningContent.reasoningText.text' failed to satisfy "
+    "constraint: Member must not be null"
+)
+TOOL_CONFIG = "The toolConfig field must be defined when using toolUse and toolResult content blocks."
+
+
+class BedrockError(Exception):
+    def __init__(self, message: str, kind: str = "ValidationException") -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+
+
+# -- Converse <-> Messages ---------------------------------------------------------
+
+
+def to_messages_body(model: str, body: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The Messages body Claude sees for a Converse body, and the betas."""
+    fields = dict(body.get("additionalModelRequestFields") or {})
+    betas = list(fields.pop("anthropic_beta", []) or [])
+    inference = body.get("inferenceConfig") or {}
+    out: dict[str, Any] = {"model": model, "max_tokens": inference.get("maxTokens", 4096)}
+    if body.get("system"):
+        out["system"] = [{"type": "text", "text": s["text"]} for s in body["system"]]
+    tools = (body.get("toolConfig") or {}).get("tools")
+    if tools:
+        out["tools"] = [
+            {
+                k: v
+                for k, v in (
+                    ("name", t["toolSpec"]["name"]),
+                    ("description", t["toolSpec"].get("description")),
+                    ("input_schema", t["toolSpec"]["inputSchema"]["json"]),
+                )
+                if v is not None
+            }
+            for t in tools
+        ]
+    messages = [
+        {"role": m["role"], "content": [_to_block(i, j, b) for j, b in enumerate(m["content"])]}
+        for i, m in enumerate(body.get("messages") or [])
+    ]
+    uses_tools = any(b["type"] in ("tool_use", "tool_result") for m in messages for b in m["content"])
+    if uses_tools and not tools:
+        raise BedrockError(TOOL_CONFIG)
+    out["messages"] = messages
+    if "thinking" in fields:
+        out["thinking"] = fields.pop("thinking")
+    if "temperature" in inference:
+        out["temperature"] = inference["temperature"]
+    if "top_k" in fields:
+        out["top_k"] = fields["top_k"]
+    choice = (body.get("toolConfig") or {}).get("toolChoice")
+    if isinstance(choice, Mapping) and ("any" in choice or "tool" in choice):
+        out["tool_choice"] = {"type": "any" if "any" in choice else "tool"}
+    return out, betas
+
+
+def _to_block(i: int, j: int, block: Mapping[str, Any]) -> dict[str, Any]:
+    """One Converse content block in the Messages shape."""
+    if "text" in block:
+        return {"type": "text", "text": block["text"]}
+    if "toolUse" in block:
+        use = block["toolUse"]
+        return {"type": "tool_use", "id": use["toolUseId"], "name": use["name"], "input": use["input"]}
+    if "toolResult" in block:
+        result = block["toolResult"]
+        text = "".join(c.get("text", "") for c in result["content"])
+        item = {"type": "tool_result", "tool_use_id": result["toolUseId"], "content": text}
+        if result.get("status") == "error":
+            item["is_error"] = True
+        return item
+    if "reasoningContent" in block:
+        reasoning = block["reasoningContent"]
+        if "redactedContent" in reasoning:
+            return {"type": "redacted_thinking", "data": reasoning["redactedContent"]}
+        text_block = reasoning.get("reasoningText") or {}
+        if text_block.get("text") is None:
+            raise BedrockError(NULL_TEXT.format(i=i + 1, j=j + 1))  # AWS counts members from 1
+        thinking = {"type": "thinking", "thinking": text_block["text"]}
+        if text_block.get("signature"):  # Bedrock fails "" like a missing field
+            thinking["signature"] = text_block["signature"]
+        return thinking
+    raise BedrockError(f"messages.{i}.content.{j}: unsupported content block")
+
+
+def to_converse_content(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    content: list[dict[str, Any]] = []
+    for block in blocks:
+        kind = block["type"]
+        if kind == "thinking":
+            reasoning = {"reasoningText": {"text": block["thinking"], "signature": block["signature"]}}
+            content.append({"reasoningContent": reasoning})
+        elif kind == "redacted_thinking":
+            content.append({"reasoningContent": {"redactedContent": block["data"]}})
+        elif kind == "text":
+            content.append({"text": block["text"]})
+        else:
+            content.append({"toolUse": {"toolUseId": block["id"], "name": block["name"], "input": block["input"]}})
+    return content
+
+
+def converse_response(content: list[dict[str, Any]]) -> dict[str, Any]:
+    stop = "tool_use" if any("toolUse" in b for b in content) else "end_turn"
+    return {
+        "output": {"message": {"role": "assistant", "content": content}},
+        "stopReason": stop,
+        "usage": {"inputTokens": 10, "outputTokens": 20, "totalTokens": 30},
+        "metrics": {"latencyMs": 5},
+    }
+
+
+def _halves(text: str) -> list[str]:
+    cut = len(text) // 2
+    return [p for p in (text[:cut], text[cut:]) if p]
+
+
+def stream_events(response: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    """ConverseStream events for a Converse response, as boto3 yields them (base64 text for blobs)."""
+    yield {"messageStart": {"role": "assistant"}}
+    for index, block in enumerate(response["output"]["message"]["content"]):
+        if "toolUse" in block:
+            use = block["toolUse"]
+            start = {"toolUse": {"toolUseId": use["toolUseId"], "name": use["name"]}}
+            yield {"contentBlockStart": {"contentBlockIndex": index, "start": start}}
+            for piece in _halves(json.dumps(use["input"])):
+                yield {"contentBlockDelta": {"contentBlockIndex": index, "delta": {"toolUse": {"input": piece}}}}
+        elif "text" in block:
+            for piece in _halves(block["text"]):
+                yield {"contentBlockDelta": {"contentBlockIndex": index, "delta": {"text": piece}}}
+        else:
+            reasoning = block["reasoningContent"]
+            if "redactedContent" in reasoning:
+                deltas = [{"redactedContent": reasoning["redactedContent"]}]
+            else:
+                text = reasoning["reasoningText"]
+                deltas = [{"text": t} for t in _halves(text["text"])] + [{"signature": text["signature"]}]
+            for delta in deltas:
+                yield {"contentBlockDelta": {"contentBlockIndex": index, "delta": {"reasoningContent": delta}}}
+        yield {"contentBlockStop": {"contentBlockIndex": index}}
+    yield {"messageStop": {"stopReason": response["stopReason"]}}
+    yield {"metadata": {"usage": response["usage"], "metrics": response["metrics"]}}
+
+
+def eventstream_frame(event_type: str, payload: Mapping[str, Any]) -> bytes:
+    """One ``application/vnd.amazon.eventstream`` message (string headers, CRC32s)."""
+    headers = {":event-type": event_type, ":content-type": "application/json", ":message-type": "event"}
+    head = b"".join(
+        len(k).to_bytes(1, "big") + k.encode() + b"\x07" + len(v.encode()).to_bytes(2, "big") + v.encode()
+        for k, v in headers.items()
+    )
+    body = json.dumps(payload).encode()
+    total = 12 + len(head) + len(body) + 4
+    prelude = total.to_bytes(4, "big") + len(head).to_bytes(4, "big")
+    message = prelude + zlib.crc32(prelude).to_bytes(4, "big") + head + body
+    return message + zlib.crc32(message).to_bytes(4, "big")
+
+
+class BedrockEmulator:
+    """Converse and ConverseStream on 127.0.0.1; ``start()`` returns the endpoint URL."""
+
+    def __init__(self, claude: Claude | None = None) -> None:
+        self.claude = claude or Claude()
+        self._script: deque[list[Scripted]] = deque()
+        self.requests: list[tuple[str, dict[str, Any]]] = []  # (model id, Converse body)
+        self.outcomes: list[Outcome] = []
+        self.errors: list[str] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def script(self, *blocks: Scripted) -> None:
+        self._script.append(list(blocks))
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def start(self) -> str:
+        emulator = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+            def do_POST(self) -> None:
+                emulator._handle(self)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self.base_url
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def respond(self, model: str, body: Mapping[str, Any]) -> tuple[int, dict[str, Any], str | None]:
+        """(status, JSON, error type) for one Converse body; no HTTP involved."""
+        with self._lock:
+            self.requests.append((model, json.loads(json.dumps(body))))
+            try:
+                messages_body, betas = to_messages_body(model, body)
+                outcome = self.claude.check(messages_body, betas)
+            except BedrockError as err:
+                self.errors.append(err.message)
+                return 400, {"message": err.message}, err.kind
+            except ApiError as err:
+                self.errors.append(err.message)
+                return 400, {"message": MODEL_ERRORS + err.message}, "ValidationException"
+            self.outcomes.append(outcome)
+            script = self._script.popleft() if self._script else [Say("Done.")]
+            content = to_converse_content(self.claude.reply(messages_body, script))
+            return 200, converse_response(content), None
+
+    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        parts = handler.path.split("?")[0].split("/")
+        if len(parts) != 4 or parts[1] != "model" or parts[3] not in ("converse", "converse-stream"):
+            self._send(handler, 404, {"message": "Not found"}, "ResourceNotFoundException")
+            return
+        model = unquote(parts[2])
+        length = int(handler.headers.get("content-length") or 0)
+        body = json.loads(handler.rfile.read(length) or b"{}")
+        status, payload, kind = self.respond(model, body)
+        if status != 200 or parts[3] == "converse":
+            self._send(handler, status, payload, kind)
+            return
+        handler.send_response(200)
+        handler.send_header("content-type", "application/vnd.amazon.eventstream")
+        handler.end_headers()
+        for event in stream_events(payload):
+            ((name, inner),) = event.items()
+            handler.wfile.write(eventstream_frame(name, inner))
+        handler.wfile.flush()
+        handler.close_connection = True
+
+    @staticmethod
+    def _send(handler: BaseHTTPRequestHandler, status: int, payload: Mapping[str, Any], kind: str | None) -> None:
+        raw = json.dumps(payload).encode()
+        handler.send_response(status)
+        handler.send_header("content-type", "application/json")
+        if kind:
+            handler.send_header("x-amzn-ErrorType", kind)
+        handler.send_header("content-length", str(len(raw)))
+        handler.end_headers()
+        handler.wfile.write(raw)
