@@ -100,3 +100,38 @@ def test_cached_prefix_costs_at_most_40_bytes() -> None:
     assert length == len(conv) - 2  # all but the open tool loop (last turn + its result) is cached
     stored = len(store.chain) + len(store.codes) + store.turns.itemsize * len(store.turns)
     assert stored / length <= 40, stored / length
+
+
+@pytest.mark.parametrize("provider_id", ["anthropic", "bedrock", "openrouter", "deepseek", "zai", "ollama", "mistral"])
+def test_prepare_after_one_turn_maps_only_new_messages(provider_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unchanged turn's wire form is built once: the next request maps only
+    the messages since the last assistant turn (the rest is list copies)."""
+    from thinkseal import provider
+    from thinkseal._replay import Replay
+
+    origin = Origin(provider_id, "m")
+    adapter = provider(provider_id)
+    options = {"max_tokens": 1024} if provider_id == "anthropic" else {}
+
+    def grow(conv: Conversation, i: int) -> Conversation:
+        reply = AssistantMessage(None, [ToolCall(f"call{i:05d}a", "step", {"i": i})], [ThinkingBlock.Text(f"t{i}")])
+        return respond(conv, origin, reply).append(ToolMessage(f"done {i}", f"call{i:05d}a"))
+
+    from thinkseal import Tool
+
+    conv = Conversation([UserMessage("start")], [Tool("step")])
+    for i in range(300):
+        conv = grow(conv, i)
+    adapter.prepare(conv, model="m", **options)
+    mapped: list[int] = []
+    real = Replay.sent_messages
+
+    def counting(self: Replay, start: int = 0, end: int | None = None) -> list[Any]:
+        out = real(self, start, end)
+        mapped.append(len(out))
+        return out
+
+    monkeypatch.setattr(Replay, "sent_messages", counting)
+    request = adapter.prepare(grow(conv, 300), model="m", **options)
+    assert sum(mapped) <= 4, mapped
+    assert len(request.body["messages"]) >= 300

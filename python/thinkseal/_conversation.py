@@ -237,6 +237,12 @@ class Conversation(Frozen):
         child._setup(self._log, self._len, self.tools, rf, rf_jcs, self._systems, {})
         return child
 
+    @property
+    def system_prompts(self) -> tuple[str, ...]:
+        """The contents of every system message, in order (for providers with a
+        single top-level system field)."""
+        return self._systems
+
     # -- fingerprint and replay ---------------------------------------------
 
     @property

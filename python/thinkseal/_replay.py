@@ -523,6 +523,13 @@ class Replay:
         k = bisect_left(turns, self._tail_start)
         return turns[k - 1] if k else 0
 
+    def turn_before(self, index: int) -> int | None:
+        """The index of the last assistant turn before ``index`` (``index`` at most
+        ``wire_boundary``), or None."""
+        turns = self.report._store.turns
+        k = bisect_left(turns, min(index, self._tail_start))
+        return turns[k - 1] if k else None
+
     def wire_cache(self, key: str) -> WireCache:
         """The shared cache of wire messages built under ``key`` (see ``providers._wire``)."""
         return self.report._store.wire_cache(key)

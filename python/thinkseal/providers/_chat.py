@@ -46,7 +46,7 @@ from .._replay import Replay
 from .._tool import Tool
 from ._base import Built, Provider, StreamParser
 from ._response import Node, parse_arguments, valid_text, wrap_errors
-from ._wire import fragment, splice
+from ._wire import fragment, splice, wire_messages
 
 PATH = "/chat/completions"
 TOOL_ERROR_PREFIX = "[tool error] "
@@ -195,9 +195,11 @@ class ChatProvider(Provider):
     def validate_options(self, options: Mapping[str, Any], stream: bool) -> None:
         """Check the provider's documented option rules (values already JSON)."""
 
-    def shape(self, conversation: Conversation, sent: Sequence[Message]) -> str:
+    def shape(self, conversation: Conversation) -> str:
         """The fragment-cache key of assistant turns in this request: the provider
-        id plus anything in the request that changes how a turn is written."""
+        id plus anything in the request that changes how a turn is written.
+        Decided from the request context only, so wire forms can be shared
+        between requests (``providers._wire.wire_messages``)."""
         return self.id
 
     def reasoning_fields(self, message: AssistantMessage, shape: str) -> dict[str, Any]:
@@ -221,14 +223,13 @@ class ChatProvider(Provider):
         self, conversation: Conversation, replay: Replay, model: str, options: dict[str, Any], stream: bool
     ) -> Built:
         checked = self._check_options(options, stream)
-        sent = replay.sent_messages()
-        shape = self.shape(conversation, sent)
-        wire: list[Any] = []
-        encoded: list[bytes] = []
-        for message in in_wire_order(sent):
-            value, data = self._fragment(message, shape)
-            wire.append(value)
-            encoded.append(data)
+        shape = self.shape(conversation)
+
+        def segment(sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
+            pairs = [self._fragment(message, shape) for message in in_wire_order(sent)]
+            return [value for value, _ in pairs], [data for _, data in pairs]
+
+        wire, encoded = wire_messages(replay, shape, segment, goes_out)
         body: dict[str, Any] = {"model": model, "messages": wire}
         if conversation.tools:
             body["tools"] = [tool_wire(t) for t in conversation.tools]

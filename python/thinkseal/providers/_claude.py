@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from .._blocks import ThinkingBlock
+from .._conversation import Conversation
 from .._errors import ReplayError, ResponseError, ValidationError
 from .._messages import AssistantMessage, Message, Part, SystemMessage, ToolCall, ToolMessage
 from .._replay import REASONS, Replay
@@ -266,8 +267,7 @@ def leading_thinking(message: AssistantMessage) -> bool:
 
 
 def check_tool_loop(
-    messages: Sequence[Message],
-    sent: Sequence[Message],
+    conversation: Conversation,
     replay: Replay,
     thinking: ThinkingSettings,
     *,
@@ -279,12 +279,12 @@ def check_tool_loop(
     thinking is on, unless the caller opted into ``drop_block``."""
     if not thinking.active or thinking.drop_block:
         return
-    index = len(messages) - 1
-    while index >= 0 and isinstance(messages[index], (ToolMessage, SystemMessage)):
+    index = len(conversation) - 1
+    while index >= 0 and isinstance(conversation[index], (ToolMessage, SystemMessage)):
         index -= 1
-    if index < 0 or index == len(messages) - 1 or not isinstance(messages[index], AssistantMessage):
+    if index < 0 or index == len(conversation) - 1 or not isinstance(conversation[index], AssistantMessage):
         return
-    turn = sent[index]
+    turn = replay.sent(index)
     assert isinstance(turn, AssistantMessage)
     if not turn.tool_calls or leading_thinking(turn):
         return  # no tool results go out for it (all stray), or it is fine

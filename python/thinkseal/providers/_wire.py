@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from .._messages import Message
+from .._messages import AssistantMessage, Message
 from .._replay import Replay
 
 T = TypeVar("T")
@@ -68,7 +68,13 @@ def splice(body: dict[str, Any], field: str, items: Sequence[bytes]) -> bytes:
 Segment = Callable[[Sequence[Message]], tuple[list[Any], list[bytes]]]
 
 
-def wire_messages(replay: Replay, key: str, build_segment: Segment) -> tuple[list[Any], list[bytes]]:
+def _always(message: AssistantMessage) -> bool:
+    return True
+
+
+def wire_messages(
+    replay: Replay, key: str, build_segment: Segment, starts_wire_message: Callable[[AssistantMessage], bool] = _always
+) -> tuple[list[Any], list[bytes]]:
     """Every wire message of the request, and its encoded bytes, for adapters
     whose wire messages never span an assistant turn's start.
 
@@ -78,9 +84,14 @@ def wire_messages(replay: Replay, key: str, build_segment: Segment) -> tuple[lis
     ``replay.wire_boundary`` is built once and shared by later requests (under
     ``key``, which must name everything the wire form depends on besides the
     messages), so a request after k new messages maps only those k; the rest
-    is list copies.
+    is list copies. ``starts_wire_message(turn)`` says whether an as-sent
+    assistant turn starts a wire message (an adapter that leaves empty turns
+    out lets the messages around them merge, so they are no place to cut).
     """
-    boundary = replay.wire_boundary
+    boundary: int | None = replay.wire_boundary
+    while boundary and not starts_wire_message(replay.sent(boundary)):  # type: ignore[arg-type]
+        boundary = replay.turn_before(boundary)
+    boundary = boundary or 0
     cache = replay.wire_cache(key)
     upto, count = cache.mark_at(boundary)
     if upto < boundary and cache.marks[-1][0] == upto:

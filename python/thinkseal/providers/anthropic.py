@@ -44,7 +44,7 @@ What Anthropic requires, and what thinkseal does about it:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from .._blocks import ThinkingBlock
@@ -56,7 +56,7 @@ from .._tool import Tool
 from . import _claude
 from ._base import Built, Provider, StreamParser
 from ._response import Node, parse_arguments, wrap_errors
-from ._wire import fragment, splice
+from ._wire import fragment, splice, wire_messages
 
 PATH: Final[str] = "/v1/messages"
 API_VERSION: Final[str] = "2023-06-01"
@@ -79,6 +79,17 @@ _PATHS: Final[dict[str, str]] = {
 }
 
 
+def _turns(sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
+    """The wire turns of a run of as-sent messages (see ``wire_messages``)."""
+    turns: list[Any] = []
+    encoded: list[bytes] = []
+    for role, group in _claude.plan_turns(sent).turns:
+        value, raw = _assistant_turn(group[0]) if role == "assistant" else _user_turn(group)  # type: ignore[arg-type]
+        turns.append(value)
+        encoded.append(raw)
+    return turns, encoded
+
+
 class Adapter(Provider):
     id = "anthropic"
 
@@ -89,25 +100,14 @@ class Adapter(Provider):
     ) -> Built:
         betas = _claude.check_betas(options.pop("betas", None), "betas")
         thinking = self._check_options(options, betas)
-        messages = conversation.messages
-        sent = replay.sent_messages()
         _claude.check_tool_loop(
-            messages, sent, replay, thinking, provider="Anthropic", opt_in_path="thinking.block_binding"
+            conversation, replay, thinking, provider="Anthropic", opt_in_path="thinking.block_binding"
         )
-        plan = _claude.plan_turns(sent)
-
-        turns: list[Any] = []
-        encoded: list[bytes] = []
-        for role, group in plan.turns:
-            value, raw = _assistant_turn(group[0]) if role == "assistant" else _user_turn(group)  # type: ignore[arg-type]
-            turns.append(value)
-            encoded.append(raw)
-
+        turns, encoded = wire_messages(replay, "anthropic", _turns, _claude.goes_out)
         body: dict[str, Any] = {"model": model, "messages": turns}
-        if plan.systems:
-            body["system"] = (
-                plan.systems[0] if len(plan.systems) == 1 else [{"type": "text", "text": s} for s in plan.systems]
-            )
+        systems = conversation.system_prompts
+        if systems:
+            body["system"] = systems[0] if len(systems) == 1 else [{"type": "text", "text": s} for s in systems]
         if conversation.tools:
             body["tools"] = [_tool(t) for t in conversation.tools]
         output_format = _output_format(conversation.response_format)

@@ -49,7 +49,7 @@ What Bedrock requires, and what thinkseal does about it:
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import quote
 
@@ -62,7 +62,7 @@ from .._tool import Tool
 from . import _claude
 from ._base import Built, Provider, StreamParser
 from ._response import Node, b64_text, parse_arguments, valid_text
-from ._wire import dumps, fragment, splice
+from ._wire import dumps, fragment, splice, wire_messages
 
 _OWNED: Final[dict[str, str]] = {
     "modelId": "pass model=... (it goes in the path)",
@@ -102,6 +102,26 @@ _EXCEPTIONS: Final[tuple[str, ...]] = (
 )
 
 
+def _turns(sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
+    """The wire turns of a run of as-sent messages (see ``wire_messages``)."""
+    turns: list[Any] = []
+    encoded: list[bytes] = []
+    for role, group in _claude.plan_turns(sent).turns:
+        if role == "assistant":
+            message = group[0]
+            assert isinstance(message, AssistantMessage)
+            value, raw = _assistant_fragment(message)
+        else:
+            value, raw = _user_turn(group)
+        turns.append(value)
+        encoded.append(raw)
+    return turns, encoded
+
+
+def _uses_tools(turn: Mapping[str, Any]) -> bool:
+    return any("toolUse" in block or "toolResult" in block for block in turn["content"])
+
+
 class Adapter(Provider):
     id = "bedrock"
 
@@ -111,32 +131,15 @@ class Adapter(Provider):
         self, conversation: Conversation, replay: Replay, model: str, options: dict[str, Any], stream: bool
     ) -> Built:
         extra, thinking = _check_options(options, has_tools=bool(conversation.tools))
-        sent = replay.sent_messages()
         _claude.check_tool_loop(
-            conversation.messages,
-            sent,
+            conversation,
             replay,
             thinking,
             provider="Bedrock (Claude)",
             opt_in_path="additionalModelRequestFields.thinking.block_binding",
         )
-        plan = _claude.plan_turns(sent)
-
-        turns: list[Any] = []
-        encoded: list[bytes] = []
-        uses_tools = False
-        for role, group in plan.turns:
-            if role == "assistant":
-                message = group[0]
-                assert isinstance(message, AssistantMessage)
-                value, raw = _assistant_fragment(message)
-                uses_tools = uses_tools or bool(message.tool_calls)
-            else:
-                value, raw = _user_turn(group)
-                uses_tools = uses_tools or any(isinstance(m, ToolMessage) for m in group)
-            turns.append(value)
-            encoded.append(raw)
-        if uses_tools and not conversation.tools:
+        turns, encoded = wire_messages(replay, "bedrock", _turns, _claude.goes_out)
+        if not conversation.tools and any(_uses_tools(turn) for turn in turns):
             raise ValidationError(
                 "The toolConfig field must be defined when using toolUse and toolResult content blocks "
                 "(give the conversation its tools)",
@@ -144,8 +147,8 @@ class Adapter(Provider):
             )
 
         body: dict[str, Any] = {"messages": turns}
-        if plan.systems:
-            body["system"] = [{"text": s} for s in plan.systems]
+        if conversation.system_prompts:
+            body["system"] = [{"text": s} for s in conversation.system_prompts]
         if conversation.tools:
             body["toolConfig"] = {"tools": [_tool(t) for t in conversation.tools], **extra.pop("toolConfig", {})}
         text_format = _text_format(conversation.response_format)

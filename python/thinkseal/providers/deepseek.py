@@ -28,12 +28,12 @@ What DeepSeek requires, and what thinkseal does:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .._blocks import ThinkingBlock
 from .._conversation import Conversation
-from .._messages import AssistantMessage, Message
+from .._messages import AssistantMessage
 from ._chat import (
     ChatProvider,
     TextDeltas,
@@ -65,9 +65,10 @@ class Adapter(ChatProvider):
         check_number(options, "frequency_penalty", -2, 2)
         check_number(options, "presence_penalty", -2, 2)
 
-    def shape(self, conversation: Conversation, sent: Sequence[Message]) -> str:
-        every_turn = bool(conversation.tools) or any(isinstance(m, AssistantMessage) and m.tool_calls for m in sent)
-        return _EVERY_TURN if every_turn else self.id
+    def shape(self, conversation: Conversation) -> str:
+        # A turn with tool calls always carries reasoning_content (reasoning_fields);
+        # with tools in the request, every turn does.
+        return _EVERY_TURN if conversation.tools else self.id
 
     def reasoning_fields(self, message: AssistantMessage, shape: str) -> dict[str, Any]:
         text = message.thinking_text

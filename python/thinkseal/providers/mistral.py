@@ -54,7 +54,7 @@ from __future__ import annotations
 import hashlib
 import re
 import string
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar
 
@@ -62,7 +62,7 @@ from .._blocks import ThinkingBlock
 from .._conversation import Conversation
 from .._errors import ResponseError, ThinksealError, ValidationError
 from .._json import freeze_json
-from .._messages import AssistantMessage, Part, ToolCall, ToolMessage
+from .._messages import AssistantMessage, Message, Part, ToolCall, ToolMessage
 from .._replay import Replay
 from ._base import Built, Provider, StreamParser
 from ._chat import (
@@ -70,6 +70,7 @@ from ._chat import (
     check_choice,
     check_flag,
     check_number,
+    goes_out,
     in_wire_order,
     join_text,
     make_call,
@@ -77,7 +78,7 @@ from ._chat import (
     tool_wire,
 )
 from ._response import Node, wrap_errors
-from ._wire import fragment, splice
+from ._wire import fragment, splice, wire_messages
 
 __all__ = ["PROMPT_MODES", "REASONING_EFFORTS", "Adapter", "wire_call_id"]
 
@@ -217,13 +218,17 @@ def _tool_wire(message: ToolMessage, name: str) -> dict[str, Any]:
 
 
 def _messages(replay: Replay) -> tuple[list[Any], list[bytes]]:
+    return wire_messages(replay, "mistral", _segment, goes_out)
+
+
+def _segment(sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
     """The wire messages and their cached JSON bytes. ``in_wire_order`` leaves
     out turns with neither text nor tool calls (Mistral rejects them) and moves
     a system message standing among tool results to just after them."""
     objects: list[Any] = []
     raws: list[bytes] = []
     names: dict[str, str] = {}  # call id -> tool name, for the turn the tool results answer
-    for message in in_wire_order(replay.sent_messages()):
+    for message in in_wire_order(sent):
         if isinstance(message, AssistantMessage):
             names = {c.id: c.name for c in message.tool_calls}
             obj, raw = fragment(message, "mistral", partial(_assistant_wire, message))

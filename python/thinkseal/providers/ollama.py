@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar
 
@@ -52,12 +52,12 @@ from .._blocks import ThinkingBlock
 from .._conversation import Conversation
 from .._errors import ResponseError, ThinksealError, ValidationError
 from .._json import freeze_json
-from .._messages import AssistantMessage, ToolCall, ToolMessage
+from .._messages import AssistantMessage, Message, ToolCall, ToolMessage
 from .._replay import Replay
 from ._base import Built, Provider, StreamParser
 from ._chat import TOOL_ERROR_PREFIX, check_flag, check_number, check_object, join_text, plain_wire, tool_wire
 from ._response import Node, parse_arguments, wrap_errors
-from ._wire import fragment, splice
+from ._wire import fragment, splice, wire_messages
 
 __all__ = ["THINK_LEVELS", "Adapter", "generated_call_id", "invalid_think_message"]
 
@@ -178,11 +178,15 @@ def _tool_wire(message: ToolMessage, name: str) -> dict[str, Any]:
 
 
 def _messages(replay: Replay) -> tuple[list[Any], list[bytes]]:
+    return wire_messages(replay, "ollama", _segment)
+
+
+def _segment(sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
     """The wire messages and their cached JSON bytes."""
     objects: list[Any] = []
     raws: list[bytes] = []
     names: dict[str, str] = {}  # call id -> tool name, for the turn the tool results answer
-    for message in replay.sent_messages():
+    for message in sent:
         if isinstance(message, AssistantMessage):
             names = {c.id: c.name for c in message.tool_calls}
             obj, raw = fragment(message, "ollama", partial(_assistant_wire, message))
