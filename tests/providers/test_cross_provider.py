@@ -120,7 +120,8 @@ def test_no_body_carries_secrets_it_must_not(script: list[tuple[Any, ...]], targ
     for entry in req.report:
         if entry.kept:
             turn = h.conv[entry.index]
-            assert isinstance(turn, AssistantMessage) and turn.thinking_binding is not None
+            assert isinstance(turn, AssistantMessage)
+            assert turn.thinking_binding is not None
             assert turn.thinking_binding.origin == req.origin
 
 
