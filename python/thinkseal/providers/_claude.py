@@ -23,8 +23,8 @@ same checks and answer with the same error wording).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, Protocol, TypeVar
 
 from .._blocks import ThinkingBlock
 from .._conversation import Conversation
@@ -329,3 +329,25 @@ def tool_call(call_id: str, name: str, arguments: Mapping[str, Any], path: str, 
         where = err.path or ""
         field = next((f for f in ("arguments", "name", "id") if where.startswith(f"ToolCall.{f}")), "arguments")
         raise ResponseError(str(err), path=f"{path}.{fields[field]}") from None
+
+
+class _StreamBlock(Protocol):
+    stopped: bool
+
+
+B = TypeVar("B", bound=_StreamBlock)
+
+
+def finished_parts(blocks: Mapping[int, B], path: str, part_of: Callable[[B, str], Part | None]) -> list[Part]:
+    """The parts of a streamed reply, in block-index order; a block that never
+    stopped means the stream was cut off. ``path`` is the response's content path."""
+    parts: list[Part] = []
+    for position, index in enumerate(sorted(blocks)):
+        block = blocks[index]
+        block_path = f"{path}[{position}]"
+        if not block.stopped:
+            raise ResponseError(f"block {index} never stopped (truncated)", path=block_path)
+        part = part_of(block, block_path)
+        if part is not None:
+            parts.append(part)
+    return parts

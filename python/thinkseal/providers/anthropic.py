@@ -416,16 +416,7 @@ class _Stream(StreamParser):
             raise ResponseError("stream ended before message_start", path="$")
         if not self._stopped:
             raise ResponseError("stream ended before message_stop (truncated)", path="$")
-        parts: list[Part] = []
-        for position, index in enumerate(sorted(self._blocks)):
-            block = self._blocks[index]
-            path = f"$.content[{position}]"
-            if not block.stopped:
-                raise ResponseError(f"block {index} never stopped (truncated)", path=path)
-            part = _finished_part(block, path)
-            if part is not None:
-                parts.append(part)
-        return _message(parts, "$.content")
+        return _message(_claude.finished_parts(self._blocks, "$.content", _finished_part), "$.content")
 
 
 def _finished_part(block: _Block, path: str) -> Part | None:

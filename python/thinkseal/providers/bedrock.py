@@ -486,16 +486,9 @@ class _Stream(StreamParser):
             raise ResponseError("stream ended before messageStart", path="$")
         if not self._stopped:
             raise ResponseError("stream ended before messageStop (truncated)", path="$")
-        parts: list[Part] = []
-        for position, index in enumerate(sorted(self._blocks)):
-            block = self._blocks[index]
-            path = f"$.output.message.content[{position}]"
-            if not block.stopped:
-                raise ResponseError(f"block {index} never stopped (truncated)", path=path)
-            part = _finished_part(block, path)
-            if part is not None:
-                parts.append(part)
-        return _message(parts, "$.output.message.content")
+        return _message(
+            _claude.finished_parts(self._blocks, "$.output.message.content", _finished_part), "$.output.message.content"
+        )
 
 
 def _finished_part(block: _Block, path: str) -> Part | None:

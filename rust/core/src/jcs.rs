@@ -66,40 +66,72 @@ fn write_json(out: &mut Vec<u8>, value: &Json, path: &mut Path) -> Result<(), Jc
         Json::Str(s) => write_string(out, s),
         Json::Array(items) => {
             path.enter()?;
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                path.push_index(i);
-                write_json(out, item, path)?;
-                path.pop();
-            }
-            out.push(b']');
+            write_array(out, items, path, write_json)?;
             path.leave();
         }
         Json::Object(members) => {
             path.enter()?;
-            let mut sorted: Vec<&(String, Json)> = members.iter().collect();
-            sorted.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
+            let mut sorted: Vec<(&str, &Json)> =
+                members.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            sort_members(&mut sorted);
             if let Some(pair) = sorted.windows(2).find(|w| w[0].0 == w[1].0) {
                 return Err(path.error(format!("duplicate key {:?}", pair[0].0)));
             }
-            out.push(b'{');
-            for (i, (key, item)) in sorted.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_string(out, key);
-                out.push(b':');
-                path.push_key(key);
-                write_json(out, item, path)?;
-                path.pop();
-            }
-            out.push(b'}');
+            write_object(out, &sorted, path, |out, value, path| {
+                write_json(out, value, path)
+            })?;
             path.leave();
         }
     }
+    Ok(())
+}
+
+/// `[a,b,...]`, each item written by `write_item`, with `path` following along.
+/// Shared by the [`Json`] writer and the Python walker so both lay arrays out alike.
+pub fn write_array<T, E>(
+    out: &mut Vec<u8>,
+    items: &[T],
+    path: &mut Path,
+    mut write_item: impl FnMut(&mut Vec<u8>, &T, &mut Path) -> Result<(), E>,
+) -> Result<(), E> {
+    out.push(b'[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        path.push_index(i);
+        write_item(out, item, path)?;
+        path.pop();
+    }
+    out.push(b']');
+    Ok(())
+}
+
+/// Sorts object members into RFC 8785 order (keys by UTF-16 code units).
+pub fn sort_members<T>(members: &mut [(&str, T)]) {
+    members.sort_by(|a, b| cmp_utf16(a.0, b.0));
+}
+
+/// `{"k":v,...}` from members already in [`sort_members`] order, each value
+/// written by `write_value`.
+pub fn write_object<T, E>(
+    out: &mut Vec<u8>,
+    members: &[(&str, T)],
+    path: &mut Path,
+    mut write_value: impl FnMut(&mut Vec<u8>, &T, &mut Path) -> Result<(), E>,
+) -> Result<(), E> {
+    out.push(b'{');
+    for (i, (key, value)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_string(out, key);
+        out.push(b':');
+        path.push_key(key);
+        write_value(out, value, path)?;
+        path.pop();
+    }
+    out.push(b'}');
     Ok(())
 }
 

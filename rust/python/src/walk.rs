@@ -79,23 +79,13 @@ fn write_json(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, path: &mut Path) -> PyR
                 .ok_or_else(|| fail(path, "dictionary changed while it was read".into()))?;
             members.push((k, value));
         }
-        members.sort_by(|a, b| jcs::cmp_utf16(a.0, b.0));
-        out.push(b'{');
-        for (i, (key, value)) in members.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            jcs::write_string(out, key);
-            out.push(b':');
-            path.push_key(key);
-            write_json(out, value, path)?;
-            path.pop();
-        }
-        out.push(b'}');
+        jcs::sort_members(&mut members);
+        jcs::write_object(out, &members, path, |out, value, path| {
+            write_json(out, value, path)
+        })?;
         path.leave();
     } else if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
         path.enter().map_err(|e| fail(path, e.reason))?;
-        out.push(b'[');
         // The C-level items, not a subclass's __iter__: what is hashed is what is stored.
         let items: Vec<Bound<'_, PyAny>> = match obj.cast::<PyList>() {
             Ok(list) => list.iter().collect(),
@@ -104,15 +94,9 @@ fn write_json(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, path: &mut Path) -> PyR
                 .map(|t| t.iter().collect())
                 .unwrap_or_default(),
         };
-        for (i, item) in items.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            path.push_index(i);
-            write_json(out, item, path)?;
-            path.pop();
-        }
-        out.push(b']');
+        jcs::write_array(out, &items, path, |out, item, path| {
+            write_json(out, item, path)
+        })?;
         path.leave();
     } else {
         return Err(fail(
