@@ -267,16 +267,15 @@ class Conversation(Frozen):
         if store.context != context:
             store, have = ReplayStore(origin, context), 0
         settled = settled_end(items, total)
+        if store.log is self._log:
+            # Entries a longer conversation on this same log already decided.
+            have = max(have, min(len(store), settled))
+        have = min(have, settled)
         if have < settled:
-            store = store.claim(have)
             done = walk(items, have, settled, total, store.chain_before(have), origin, context)
-            if not store.extend(have, done.chain, done.codes, done.turns):
-                store = store.fork(have)
-                store.extend(have, done.chain, done.codes, done.turns)
+            store = store.extend(have, self._log, done.chain, done.codes, done.turns)
             have = settled
-            self._replay[origin] = (store, have)
-        elif have > settled:  # cannot happen for caches we made; be safe
-            store, have = store.fork(settled), settled
+        self._replay[origin] = (store, have)
         tail = walk(items, settled, total, total, store.chain_before(settled), origin, context, keep_sent=True)
         chain_end = bytes(tail.chain[-32:]) if total > settled else store.chain_before(settled)
         report = ReplayReport(

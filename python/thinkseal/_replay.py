@@ -177,9 +177,13 @@ class ReplayStore:
     indices of assistant turns. Append-only; shared by derived conversations,
     each of which knows how long a prefix of it is its own (see ``claim``)."""
 
-    __slots__ = ("_lock", "_wire", "chain", "codes", "context", "origin", "turns")
+    __slots__ = ("_lock", "_wire", "chain", "codes", "context", "log", "origin", "turns")
 
     def __init__(self, origin: Origin, context: bytes) -> None:
+        # The message log (a conversation's append-only storage) whose first
+        # len(self) messages these entries describe; any conversation reading
+        # that log may use them up to its own settled length.
+        self.log: object = None
         self.origin = origin
         self.context = context
         self.chain = bytearray()
@@ -201,31 +205,31 @@ class ReplayStore:
     def chain_before(self, index: int) -> bytes:
         return CHAIN_START if index == 0 else bytes(self.chain[32 * (index - 1) : 32 * index])
 
-    def fork(self, length: int) -> ReplayStore:
+    def fork(self, length: int, log: object) -> ReplayStore:
         """A private copy of the first ``length`` entries (a branch of history)."""
         copy = ReplayStore(self.origin, self.context)
         copy.chain[:] = self.chain[: 32 * length]
         copy.codes[:] = self.codes[:length]
         copy.turns = self.turns[: bisect_left(self.turns, length)]
+        copy.log = log
         return copy
 
-    def claim(self, length: int) -> ReplayStore:
-        """This store if its entries end at ``length`` (so extending it cannot
-        clobber another conversation's entries), else a fork."""
+    def extend(
+        self, length: int, log: object, chain: bytes | bytearray, codes: bytes | bytearray, turns: Sequence[int]
+    ) -> ReplayStore:
+        """This store with entries appended after ``length`` for messages of
+        ``log``; a fork when other entries already follow ``length`` (they belong
+        to another branch), so no conversation's entries are ever overwritten."""
         with self._lock:
             if len(self.codes) == length:
+                self.chain += chain
+                self.codes += codes
+                self.turns.extend(turns)
+                self.log = log
                 return self
-        return self.fork(length)
-
-    def extend(self, length: int, chain: bytes | bytearray, codes: bytes | bytearray, turns: Sequence[int]) -> bool:
-        """Append entries after ``length``; False if someone else got there first."""
-        with self._lock:
-            if len(self.codes) != length:
-                return False
-            self.chain += chain
-            self.codes += codes
-            self.turns.extend(turns)
-            return True
+        fork = self.fork(length, log)
+        fork.extend(length, log, chain, codes, turns)
+        return fork
 
 
 class _Walk:
@@ -246,8 +250,9 @@ def prefix_digest(origin: Origin, context: bytes, chain_before: bytes) -> bytes:
     )
 
 
-def decide(message: AssistantMessage, target: Origin, context: bytes, chain_before: bytes, unpaired: bool) -> int:
-    """The reason code for replaying ``message`` (whose prefix chain is ``chain_before``) to ``target``."""
+def decide_before_chain(message: AssistantMessage, target: Origin) -> int | None:
+    """The reason code of ``message`` when it does not depend on the chain, or
+    None when only its prefix check is left."""
     if not message.has_sealed_thinking:
         return NO_SEALED
     binding = message.thinking_binding
@@ -259,18 +264,18 @@ def decide(message: AssistantMessage, target: Origin, context: bytes, chain_befo
         return ORIGIN
     if binding.turn != message.digest:
         return TURN
-    if binding.prefix != prefix_digest(target, context, chain_before):
+    return None
+
+
+def decide(message: AssistantMessage, target: Origin, context: bytes, chain_before: bytes, unpaired: bool) -> int:
+    """The reason code for replaying ``message`` (whose prefix chain is ``chain_before``) to ``target``."""
+    code = decide_before_chain(message, target)
+    if code is not None:
+        return code
+    assert message.thinking_binding is not None
+    if message.thinking_binding.prefix != prefix_digest(target, context, chain_before):
         return PREFIX
-    if unpaired:
-        return UNPAIRED
-    return KEPT
-
-
-def _needs_prefix_check(message: AssistantMessage, target: Origin) -> bool:
-    """Whether ``decide`` will look at the chain: only turns bound to this very
-    target (other turns are decided without it, so their digests can wait for a batch)."""
-    binding = message.thinking_binding
-    return binding is not None and binding.origin == target and message.has_sealed_thinking
+    return UNPAIRED if unpaired else KEPT
 
 
 def sent_form(message: AssistantMessage, code: int, answered: set[str]) -> AssistantMessage:
@@ -302,49 +307,92 @@ def walk(
 ) -> _Walk:
     """Decide and chain messages ``start..end`` of ``items[:total]``, after ``chain``.
 
-    ``total`` bounds the look-ahead for tool pairing. Runs of messages whose
-    as-sent digest is known are chained in one native call.
+    ``total`` bounds the look-ahead for tool pairing. A turn's decision can
+    need the chain value before it, which needs the decisions before it; rather
+    than hash turn by turn, the walk guesses that each prefix check agrees with
+    the one before it ("intact" at first), hashes the whole range in one batch,
+    then checks the guesses in order. At the first wrong guess it keeps what
+    came before and walks on from that turn with the other guess. Histories
+    change rarely, so this is one or two batches; past a few wrong guesses it
+    stops guessing ahead and checks turn by turn.
     """
     result = _Walk()
-    pending: list[Message] = []  # as-sent messages not yet chained
+    intact, wrong_guesses = True, 0
+    while start < end:
+        start, chain, intact = _walk_batch(
+            items, start, end, total, chain, target, context, keep_sent, intact, wrong_guesses > 8, result
+        )
+        wrong_guesses += 1
+    return result
+
+
+def _walk_batch(
+    items: Sequence[Message],
+    start: int,
+    end: int,
+    total: int,
+    chain: bytes,
+    target: Origin,
+    context: bytes,
+    keep_sent: bool,
+    intact: bool,
+    one_check: bool,
+    result: _Walk,
+) -> tuple[int, bytes, bool]:
+    """One guessed batch of ``walk``; appends what it got right to ``result`` and
+    returns where to go on from: (index, chain value before it, next guess)."""
     pairing = Pairing(items, total)
     if start > 0:
         _resume_pairing(pairing, items, start)
-
-    def flush() -> None:
-        nonlocal chain
-        if pending:
-            ensure_digests(pending)
-            packed = _core.chain(chain, b"".join([m.digest for m in pending]))
-            result.chain += packed
-            chain = packed[-32:]
-            pending.clear()
-
+    sent_list: list[Message] = []
+    codes = bytearray()
+    turns: list[int] = []
+    checks: list[tuple[int, AssistantMessage, bool]] = []  # (offset, turn, unpaired)
     for i in range(start, end):
         message = items[i]
         sent: Message = message
         if isinstance(message, AssistantMessage):
+            if one_check and checks:
+                break
             answered = pairing.assistant(i, message)
             # Unanswered calls, and repeats of a call id, are not sent.
             unpaired = len(paired_calls(message, answered)) < len(message.tool_calls)
-            if _needs_prefix_check(message, target):
-                flush()  # the decision needs the chain value before this turn
-            code = decide(message, target, context, chain, unpaired)
+            code = decide_before_chain(message, target)
+            if code is None:
+                checks.append((i - start, message, unpaired))
+                code = (UNPAIRED if unpaired else KEPT) if intact else PREFIX
             sent = sent_form(message, code, answered)
-            result.codes.append(code)
-            result.turns.append(i)
+            codes.append(code)
+            turns.append(i)
         else:
-            result.codes.append(0)
+            codes.append(0)
             if isinstance(message, ToolMessage):
                 if not pairing.tool(message):
                     sent = stray_tool_message(message)
             else:
                 pairing.other(message)
-        pending.append(sent)
-        if keep_sent:
-            result.sent.append(sent)
-    flush()
-    return result
+        sent_list.append(sent)
+    ensure_digests(sent_list)
+    packed = _core.chain(chain, b"".join([m.digest for m in sent_list]))
+    done = len(sent_list)
+    next_start, next_intact = start + done, intact
+    for offset, message, unpaired in checks:
+        before = chain if offset == 0 else packed[32 * (offset - 1) : 32 * offset]
+        assert message.thinking_binding is not None
+        holds = message.thinking_binding.prefix == prefix_digest(target, context, before)
+        if holds == intact:
+            continue
+        if unpaired:  # it goes out unsealed either way; only the reason differs
+            codes[offset] = UNPAIRED if holds else PREFIX
+            continue
+        done, next_start, next_intact = offset, start + offset, holds
+        break
+    result.chain += packed[: 32 * done]
+    result.codes += codes[:done]
+    result.turns.extend(t for t in turns if t < start + done)
+    if keep_sent:
+        result.sent.extend(sent_list[:done])
+    return next_start, (chain if done == 0 else packed[32 * (done - 1) : 32 * done]), next_intact
 
 
 def _resume_pairing(pairing: Pairing, items: Sequence[Message], start: int) -> None:
