@@ -26,38 +26,38 @@ def test_alternating_breaks_and_rebinds() -> None:
     conv = Conversation([UserMessage("q")])
     expected: list[str] = []
     for k in range(12):
-        conv = respond(conv, O, sealed(k)).append(UserMessage(f"u{k}"))
+        conv = respond(conv, CLAUDE, sealed(k)).append(UserMessage(f"u{k}"))
         if k % 3 == 2:
             # An edit before every earlier turn: they all stop holding, but the
             # turns produced after it were bound to the edited history.
             conv = edit_first_user(conv, k)
     # Fresh objects, so nothing cached helps: the walk decides everything cold.
     fresh = Conversation.from_json(conv.to_json())
-    reasons = [e.reason for e in fresh.replay_report(O)]
+    reasons = [e.reason for e in fresh.replay_report(CLAUDE)]
     # Turns bound before the last edit (k = 0..11 with edits after 2, 5, 8, 11)
     # all fail their prefix: the last edit came after every turn.
     assert reasons == ["prefix-changed"] * 12
     # Now continue after the last edit: new turns hold again, the old ones do not.
     for k in range(12, 16):
-        fresh = respond(fresh, O, sealed(k)).append(UserMessage(f"u{k}"))
+        fresh = respond(fresh, CLAUDE, sealed(k)).append(UserMessage(f"u{k}"))
         expected = ["prefix-changed"] * 12 + ["kept"] * (k - 11)
-        assert [e.reason for e in Conversation.from_json(fresh.to_json()).replay_report(O)] == expected
+        assert [e.reason for e in Conversation.from_json(fresh.to_json()).replay_report(CLAUDE)] == expected
 
 
 def test_turn_bound_after_an_unsealed_turn_is_kept_and_chain_matches_step_by_step() -> None:
     conv = Conversation([UserMessage("q")])
     conv = conv.append(sealed(0))  # hand-built: unbound, goes out unsealed
     for k in range(1, 30):
-        conv = respond(conv, O, sealed(k)).append(UserMessage(f"u{k}"))
+        conv = respond(conv, CLAUDE, sealed(k)).append(UserMessage(f"u{k}"))
         if k % 7 == 0:
             conv = edit_first_user(conv, k)
-    cold = Conversation.from_json(conv.to_json()).replay(O)
+    cold = Conversation.from_json(conv.to_json()).replay(CLAUDE)
     # The step-by-step reference: each conversation decided as it grew.
     grown = Conversation([conv[0]])
     for message in conv.messages[1:]:
         grown = grown.append(message)
-        grown.replay(O)
-    warm = grown.replay(O)
+        grown.replay(CLAUDE)
+    warm = grown.replay(CLAUDE)
     assert [e.reason for e in cold.report] == [e.reason for e in warm.report]
     assert cold.chain_end == warm.chain_end
     # And the turn-by-turn reference model of the test suite agrees.
