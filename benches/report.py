@@ -48,6 +48,13 @@ def main() -> int:
         s = stats.get(f"test_append_then_replay[{n}]")
         if s:
             print(f"| n = {n:,} | {s['min'] * 1e6:.1f} | {s['median'] * 1e6:.1f} |")
+    print()
+    print("| append one turn + Anthropic prepare (body + bytes) | min µs | median µs | min per message |")
+    print("|---|---|---|---|")
+    for n in (100, 1_000, 10_000, 100_000):
+        s = stats.get(f"test_append_then_prepare[{n}]")
+        if s:
+            print(f"| n = {n:,} | {s['min'] * 1e6:.1f} | {s['median'] * 1e6:.1f} | {s['min'] / n * 1e9:.1f} ns |")
     return 0
 
 

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from thinkseal import Conversation, Origin, UserMessage, _core
+import thinkseal
+from thinkseal import AssistantMessage, Conversation, Origin, Tool, UserMessage, _core
 
 from ._workload import bound_history, fresh_copies, history, python_chain
 
@@ -71,3 +72,22 @@ def test_append_then_replay(benchmark: Any, n: int) -> None:
         return len(conv.replay(ORIGIN).report)
 
     assert benchmark(step) >= n // 3
+
+
+@pytest.mark.benchmark(group="append-then-prepare")
+@pytest.mark.parametrize("n", [100, 1_000, 10_000, 100_000])
+def test_append_then_prepare(benchmark: Any, n: int) -> None:
+    """A reply and a new user turn appended, then the whole Anthropic request built (body and bytes)."""
+    adapter = thinkseal.provider("anthropic")
+    state = {"conv": Conversation(history(n), [Tool("search")])}
+    adapter.prepare(state["conv"], model=ORIGIN.model, max_tokens=1024)  # warm, as on a server
+    counter = iter(range(10**9))
+    benchmark.extra_info["messages"] = n
+
+    def step() -> int:
+        k = next(counter)
+        conv = state["conv"].append(AssistantMessage(f"reply {k}"), UserMessage(f"next {k}"))
+        state["conv"] = conv
+        return len(adapter.prepare(conv, model=ORIGIN.model, max_tokens=1024).content)
+
+    assert benchmark(step) > n * 1000

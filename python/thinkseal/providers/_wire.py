@@ -56,13 +56,17 @@ def fragment(message: Message, key: str, build: Callable[[], Any]) -> tuple[Any,
 
 def splice(body: dict[str, Any], field: str, items: Sequence[bytes]) -> bytes:
     """The JSON bytes of ``body`` whose list ``field`` is made of the already
-    encoded ``items`` (the rest of the body is encoded now)."""
+    encoded ``items`` (the rest of the body is encoded now). The items are
+    copied once, by a single join: for a long history, copying is the cost."""
     rest = dumps({k: v for k, v in body.items() if k != field})
-    joined = b"[" + b",".join(items) + b"]"
-    key = dumps(field)
-    if rest == b"{}":
-        return b"{" + key + b":" + joined + b"}"
-    return b"{" + key + b":" + joined + b"," + rest[1:]
+    head = b"{" + dumps(field) + b":["
+    tail = b"]}" if rest == b"{}" else b"]," + rest[1:]
+    if not items:
+        return head + tail
+    parts = list(items)
+    parts[0] = head + parts[0]
+    parts[-1] = parts[-1] + tail
+    return b",".join(parts)
 
 
 Segment = Callable[[Sequence[Message]], tuple[list[Any], list[bytes]]]
