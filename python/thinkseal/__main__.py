@@ -12,6 +12,7 @@ import json
 import sys
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from . import AssistantMessage, Conversation, Origin, ThinksealError, UserMessage
 
@@ -51,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
         "--edit", type=int, metavar="INDEX", help="replace message INDEX by an edited user message first"
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--body", action="store_true", help="also print the request body the target's provider adapter would send"
+    )
     args = parser.parse_args(argv)
     try:
         conversation = _load(args.conversation)
@@ -60,12 +64,16 @@ def main(argv: list[str] | None = None) -> int:
             conversation = conversation.with_messages(messages)
         target = args.target or _default_target(conversation)
         report = conversation.replay_report(target)
+        body = _body(conversation, target) if args.body else None
     except (ThinksealError, OSError, IndexError) as err:
         print(f"thinkseal: {err}", file=sys.stderr)
         return 2
     if args.json:
         entries = [{"index": e.index, "kept": e.kept, "reason": e.reason} for e in report]
-        print(json.dumps({"target": repr(target), "turns": entries}, indent=2))
+        document: dict[str, object] = {"target": repr(target), "turns": entries}
+        if body is not None:
+            document["body"] = body
+        print(json.dumps(document, indent=2, ensure_ascii=False))
         return 0
     print(f"target: {target!r}   messages: {len(conversation)}   assistant turns: {len(report)}")
     for entry in report:
@@ -74,7 +82,19 @@ def main(argv: list[str] | None = None) -> int:
         mark = "sealed  " if entry.kept else "unsealed"
         summary = turn.content[:50] or ", ".join(f"{c.name}({c.id})" for c in turn.tool_calls)
         print(f"  [{entry.index:>3}] {mark} {entry.reason:<20} {len(turn.thinking)} thinking block(s)  {summary}")
+    if body is not None:
+        print(json.dumps(body, indent=2, ensure_ascii=False))
     return 0
+
+
+def _body(conversation: Conversation, target: Origin) -> object:
+    """The body ``provider(target.provider)`` prepares for ``target.model``
+    (with the one option a provider requires: Anthropic's ``max_tokens``)."""
+    from . import provider
+
+    options: dict[str, Any] = {"max_tokens": 4096} if target.provider == "anthropic" else {}
+    adapter = provider(target.provider, account=target.account)
+    return adapter.prepare(conversation, model=target.model, **options).body
 
 
 if __name__ == "__main__":
