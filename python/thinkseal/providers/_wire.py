@@ -54,6 +54,14 @@ def fragment(message: Message, key: str, build: Callable[[], Any]) -> tuple[Any,
     return cached(message, key, both)
 
 
+def message_of_blocks(role: str, blocks: Sequence[tuple[Any, bytes]]) -> tuple[dict[str, Any], bytes]:
+    """``{"role": role, "content": [blocks]}`` from blocks already encoded (their
+    ``(value, bytes)`` fragments), without encoding them again."""
+    value = {"role": role, "content": [block for block, _ in blocks]}
+    raw = b'{"role":' + dumps(role) + b',"content":[' + b",".join(data for _, data in blocks) + b"]}"
+    return value, raw
+
+
 def splice(body: dict[str, Any], field: str, items: Sequence[bytes]) -> bytes:
     """The JSON bytes of ``body`` whose list ``field`` is made of the already
     encoded ``items`` (the rest of the body is encoded now). The items are

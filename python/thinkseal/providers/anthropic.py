@@ -56,7 +56,7 @@ from .._tool import Tool
 from . import _claude
 from ._base import Built, Provider, StreamParser
 from ._response import Node, parse_arguments, wrap_errors
-from ._wire import fragment, splice, wire_messages
+from ._wire import fragment, message_of_blocks, splice, wire_messages
 
 PATH: Final[str] = "/v1/messages"
 API_VERSION: Final[str] = "2023-06-01"
@@ -199,10 +199,7 @@ def _user_turn(group: list[Message]) -> tuple[Any, bytes]:
     if len(group) == 1 and isinstance(group[0], UserMessage):
         message = group[0]
         return fragment(message, "anthropic:user", lambda: {"role": "user", "content": message.content})
-    pieces = [_user_block_fragment(m) for m in group]
-    value = {"role": "user", "content": [p[0] for p in pieces]}
-    raw = b'{"role":"user","content":[' + b",".join(p[1] for p in pieces) + b"]}"
-    return value, raw
+    return message_of_blocks("user", [_user_block_fragment(m) for m in group])
 
 
 def _user_block_fragment(message: Message) -> tuple[Any, bytes]:

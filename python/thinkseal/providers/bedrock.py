@@ -62,7 +62,7 @@ from .._tool import Tool
 from . import _claude
 from ._base import Built, Provider, StreamParser
 from ._response import Node, b64_text, parse_arguments, valid_text
-from ._wire import dumps, fragment, splice, wire_messages
+from ._wire import dumps, fragment, message_of_blocks, splice, wire_messages
 
 _OWNED: Final[dict[str, str]] = {
     "modelId": "pass model=... (it goes in the path)",
@@ -266,10 +266,7 @@ def _assistant_turn(message: AssistantMessage) -> dict[str, Any]:
 
 
 def _user_turn(group: list[Message]) -> tuple[Any, bytes]:
-    pieces = [_user_block_fragment(m) for m in group]
-    value = {"role": "user", "content": [p[0] for p in pieces]}
-    raw = b'{"role":"user","content":[' + b",".join(p[1] for p in pieces) + b"]}"
-    return value, raw
+    return message_of_blocks("user", [_user_block_fragment(m) for m in group])
 
 
 def _user_block_fragment(message: Message) -> tuple[Any, bytes]:
