@@ -282,3 +282,12 @@ def test_repr_names_the_kind():
     assert "Text" in repr(Text("t", "s"))
     assert "Redacted" in repr(Redacted("d"))
     assert "Opaque" in repr(Opaque("p", "d"))
+
+
+def test_the_common_bases_are_not_values() -> None:
+    import thinkseal
+
+    with pytest.raises(TypeError, match="common base"):
+        ThinkingBlock()
+    with pytest.raises(TypeError, match="common base"):
+        thinkseal.Message()

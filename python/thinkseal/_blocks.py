@@ -6,7 +6,7 @@ are defined flat here and attached to ``ThinkingBlock`` at the end.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from ._errors import ValidationError
 from ._frozen import Frozen, check_optional_str, check_str
@@ -18,6 +18,11 @@ class ThinkingBlock(Frozen):
     __slots__ = ()
     # Read by the native core to tell the block kinds apart.
     _fp_kind: ClassVar[str]
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        if cls is ThinkingBlock:
+            raise TypeError("ThinkingBlock is the common base; make a ThinkingBlock.Text, .Redacted or .Opaque")
+        return super().__new__(cls)
 
     @property
     def is_sealed(self) -> bool:

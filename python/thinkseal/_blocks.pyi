@@ -1,7 +1,8 @@
-from typing import Any, ClassVar, final
+from typing import Any, ClassVar, Self, final
 
 class ThinkingBlock:
     _fp_kind: ClassVar[str]
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self: ...
     @property
     def is_sealed(self) -> bool: ...
     def __eq__(self, other: object) -> bool: ...

@@ -7,7 +7,7 @@ use); immutability is what makes that cache safe.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar, Self, Union
 
 from . import _core
 from ._binding import Binding
@@ -81,6 +81,13 @@ class Message(Frozen):
     role: ClassVar[str]
     _digest: bytes | None
     _wire: dict[str, Any] | None
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        if cls is Message or cls is _TextMessage:
+            raise TypeError(
+                "Message is the common base; make a SystemMessage, UserMessage, AssistantMessage or ToolMessage"
+            )
+        return super().__new__(cls)
 
     def _fields(self) -> dict[str, Any]:
         raise NotImplementedError
