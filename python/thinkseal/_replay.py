@@ -7,10 +7,11 @@ binding recorded. Because each turn's as-sent form feeds the chain of every
 later turn, unsealing one turn unseals all later ones: kept turns are always an
 unbroken leading run.
 
-The walk over a conversation is sequential (a decision needs the chain before
-it), and its results for the settled part of a conversation are kept in a
-``ReplayStore`` that conversations derived by appending share, so a request
-after k new messages walks only those k.
+A decision needs the chain value before its turn, which needs the decisions
+before it; ``walk`` hashes whole ranges in one batch by guessing the prefix
+checks and correcting at the first wrong guess. Its results for the settled
+part of a conversation are kept in a ``ReplayStore`` that conversations derived
+by appending share, so a request after k new messages walks only those k.
 """
 
 from __future__ import annotations
@@ -175,7 +176,7 @@ class ReplayStore:
     """Walk results for one (target origin, request context): the chain value
     after each message (32 bytes each), a reason code per message, and the
     indices of assistant turns. Append-only; shared by derived conversations,
-    each of which knows how long a prefix of it is its own (see ``claim``)."""
+    each of which knows how long a prefix of it is its own (see ``extend``)."""
 
     __slots__ = ("_lock", "_wire", "chain", "codes", "context", "log", "origin", "turns")
 
