@@ -41,6 +41,7 @@ from thinkseal import (
     ValidationError,
 )
 from thinkseal._testing import respond
+from thinkseal.providers.bedrock import boto3_params
 
 from .emulators.anthropic import (
     BINDING_BETA,
@@ -112,14 +113,8 @@ def botocore_parse(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def for_boto3(body: Mapping[str, Any]) -> dict[str, Any]:
-    """The JSON body as boto3 parameters: blobs as bytes (boto3 base64-encodes them itself)."""
-    params = copy.deepcopy(dict(body))
-    for message in params.get("messages", []):
-        for block in message["content"]:
-            reasoning = block.get("reasoningContent", {})
-            if "redactedContent" in reasoning:
-                reasoning["redactedContent"] = base64.b64decode(reasoning["redactedContent"])
-    return params
+    """The JSON body as boto3 parameters (the public helper, checked here against real boto3)."""
+    return boto3_params(body)
 
 
 def as_boto3_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -49,6 +49,7 @@ What Bedrock requires, and what thinkseal does about it:
 from __future__ import annotations
 
 import base64
+import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import quote
@@ -120,6 +121,20 @@ def _turns(sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
 
 def _uses_tools(turn: Mapping[str, Any]) -> bool:
     return any("toolUse" in block or "toolResult" in block for block in turn["content"])
+
+
+def boto3_params(body: Mapping[str, Any]) -> dict[str, Any]:
+    """``req.body`` as keyword arguments for boto3's ``converse`` and
+    ``converse_stream`` (add ``modelId=``): a copy whose ``redactedContent``
+    blobs are bytes, since boto3 base64-encodes blobs itself and would otherwise
+    encode the base64 text a second time."""
+    params = copy.deepcopy(dict(body))
+    for message in params.get("messages", []):
+        for block in message["content"]:
+            reasoning = block.get("reasoningContent", {})
+            if "redactedContent" in reasoning:
+                reasoning["redactedContent"] = base64.b64decode(reasoning["redactedContent"])
+    return params
 
 
 class Adapter(Provider):
