@@ -318,12 +318,14 @@ def walk(
     stops guessing ahead and checks turn by turn.
     """
     result = _Walk()
-    intact, wrong_guesses = True, 0
+    intact, batches = True, 0
     while start < end:
+        # Every batch after the first follows a wrong guess; past eight of them
+        # the history keeps changing its mind, so check one turn per batch.
         start, chain, intact = _walk_batch(
-            items, start, end, total, chain, target, context, keep_sent, intact, wrong_guesses > 8, result
+            items, start, end, total, chain, target, context, keep_sent, intact, batches > 8, result
         )
-        wrong_guesses += 1
+        batches += 1
     return result
 
 

@@ -434,29 +434,17 @@ def stream_events(message: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
 # -- the HTTP server -----------------------------------------------------------------------------
 
 
-class AnthropicEmulator:
-    """``POST /v1/messages`` on 127.0.0.1; ``start()`` returns the base URL."""
+class LoopbackServer:
+    """A real HTTP server on 127.0.0.1 (any free port) that hands each POST to
+    ``_handle``; shared by the Anthropic and Bedrock emulators."""
 
-    def __init__(self, claude: Claude | None = None) -> None:
-        self.claude = claude or Claude()
-        self._script: deque[list[Scripted]] = deque()
-        self.requests: list[dict[str, Any]] = []  # every request body received, in order
-        self.outcomes: list[Outcome] = []  # per accepted request
-        self.errors: list[str] = []  # every 400 message sent
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-        self._count = 0
-
-    def script(self, *blocks: Scripted) -> None:
-        """Queue the next reply (each request takes one; default: a short text)."""
-        self._script.append(list(blocks))
+    _server: ThreadingHTTPServer | None = None
+    _thread: threading.Thread | None = None
 
     @property
     def base_url(self) -> str:
         assert self._server is not None
-        port = self._server.server_address[1]
-        return f"http://127.0.0.1:{port}"
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def start(self) -> str:
         emulator = self
@@ -479,6 +467,26 @@ class AnthropicEmulator:
             self._server.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
+
+    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        raise NotImplementedError
+
+
+class AnthropicEmulator(LoopbackServer):
+    """``POST /v1/messages`` on 127.0.0.1; ``start()`` returns the base URL."""
+
+    def __init__(self, claude: Claude | None = None) -> None:
+        self.claude = claude or Claude()
+        self._script: deque[list[Scripted]] = deque()
+        self.requests: list[dict[str, Any]] = []  # every request body received, in order
+        self.outcomes: list[Outcome] = []  # per accepted request
+        self.errors: list[str] = []  # every 400 message sent
+        self._lock = threading.Lock()
+        self._count = 0
+
+    def script(self, *blocks: Scripted) -> None:
+        """Queue the next reply (each request takes one; default: a short text)."""
+        self._script.append(list(blocks))
 
     # -- handling ------------------------------------------------------------------
 

@@ -20,11 +20,11 @@ import threading
 import zlib
 from collections import deque
 from collections.abc import Iterator, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import unquote
 
-from .anthropic import ApiError, Claude, Outcome, Say, Scripted
+from .anthropic import ApiError, Claude, LoopbackServer, Outcome, Say, Scripted
 
 MODEL_ERRORS = "The model returned the following errors: "
 NULL_TEXT = (
@@ -186,7 +186,7 @@ def eventstream_frame(event_type: str, payload: Mapping[str, Any]) -> bytes:
     return message + zlib.crc32(message).to_bytes(4, "big")
 
 
-class BedrockEmulator:
+class BedrockEmulator(LoopbackServer):
     """Converse and ConverseStream on 127.0.0.1; ``start()`` returns the endpoint URL."""
 
     def __init__(self, claude: Claude | None = None) -> None:
@@ -196,38 +196,9 @@ class BedrockEmulator:
         self.outcomes: list[Outcome] = []
         self.errors: list[str] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     def script(self, *blocks: Scripted) -> None:
         self._script.append(list(blocks))
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def start(self) -> str:
-        emulator = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                pass
-
-            def do_POST(self) -> None:
-                emulator._handle(self)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self.base_url
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
 
     def respond(self, model: str, body: Mapping[str, Any]) -> tuple[int, dict[str, Any], str | None]:
         """(status, JSON, error type) for one Converse body; no HTTP involved."""

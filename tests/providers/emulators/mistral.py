@@ -26,7 +26,6 @@ import hashlib
 import hmac
 import json
 import re
-from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,7 +39,7 @@ from mistralai.client.models import (
 )
 from pydantic import ValidationError as PydanticError
 
-from .ollama import Answer, JsonServer, RequestRejected
+from .ollama import Answer, RequestRejected, ScriptedEmulator
 
 PATH = "/v1/chat/completions"
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
@@ -254,27 +253,9 @@ def _split(text: str, count: int = 3) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-class MistralEmulator:
+class MistralEmulator(ScriptedEmulator[Reply]):
     """Scripted replies behind the enforced chat-completions rules. ``requests``
     holds every body received (as sent), accepted or not."""
-
-    def __init__(self) -> None:
-        self.replies: deque[Reply] = deque()
-        self.requests: list[Any] = []
-        self._server = JsonServer(self._handle)
-
-    @property
-    def url(self) -> str:
-        return self._server.url
-
-    def queue(self, *replies: Reply) -> None:
-        self.replies.extend(replies)
-
-    def start(self) -> None:
-        self._server.start()
-
-    def close(self) -> None:
-        self._server.close()
 
     def _handle(self, path: str, headers: dict[str, str], body: Any) -> Answer:
         self.requests.append(body)

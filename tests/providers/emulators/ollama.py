@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 THINK_LEVELS = ("high", "medium", "low", "max")
 ROLES = ("system", "user", "assistant", "tool")
@@ -120,6 +120,36 @@ def assert_recognised(sent: Any, parsed: Any, path: str = "$") -> None:
             assert_recognised(a, b, f"{path}[{i}]")
     else:
         assert sent == parsed, f"{path}: sent {sent!r}, the SDK model read {parsed!r}"
+
+
+R = TypeVar("R")
+
+
+class ScriptedEmulator(Generic[R]):
+    """A ``JsonServer`` answering from a queue of scripted replies; ``requests``
+    holds every body received, accepted or not. Subclasses enforce their
+    provider's rules in ``_handle``."""
+
+    def __init__(self) -> None:
+        self.replies: deque[R] = deque()
+        self.requests: list[Any] = []
+        self._server = JsonServer(self._handle)
+
+    @property
+    def url(self) -> str:
+        return self._server.url
+
+    def queue(self, *replies: R) -> None:
+        self.replies.extend(replies)
+
+    def start(self) -> None:
+        self._server.start()
+
+    def close(self) -> None:
+        self._server.close()
+
+    def _handle(self, path: str, headers: dict[str, str], body: Any) -> Answer:
+        raise NotImplementedError
 
 
 @dataclass
@@ -277,28 +307,13 @@ def stream_lines(model: str, reply: Reply, thinking: bool = True) -> Iterator[di
         yield done
 
 
-class OllamaEmulator:
+class OllamaEmulator(ScriptedEmulator[Reply]):
     """Scripted replies behind the enforced ``/api/chat`` rules. ``requests``
     holds every body received, accepted or not."""
 
     def __init__(self, non_thinking_models: Sequence[str] = ("llama3.2",)) -> None:
         self.non_thinking = tuple(non_thinking_models)
-        self.replies: deque[Reply] = deque()
-        self.requests: list[Any] = []
-        self._server = JsonServer(self._handle)
-
-    @property
-    def url(self) -> str:
-        return self._server.url
-
-    def queue(self, *replies: Reply) -> None:
-        self.replies.extend(replies)
-
-    def start(self) -> None:
-        self._server.start()
-
-    def close(self) -> None:
-        self._server.close()
+        super().__init__()
 
     def _handle(self, path: str, headers: dict[str, str], body: Any) -> Answer:
         self.requests.append(body)
