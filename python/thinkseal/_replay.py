@@ -20,7 +20,8 @@ import threading
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Final, overload
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Final, Literal, overload
 
 from . import _core
 from ._binding import FINGERPRINT_VERSION, Binding, Origin
@@ -32,9 +33,21 @@ if TYPE_CHECKING:
 
 CHAIN_START: Final[bytes] = _core.CHAIN_START
 
-# One byte per message in a store; 0 marks a message that is not an assistant turn.
-REASONS: Final[tuple[str, ...]] = (
-    "",
+class Reason(StrEnum):
+    """Why an assistant turn goes out sealed (``KEPT``) or unsealed. A ``str``,
+    so ``entry.reason == "kept"`` holds; ``ReasonName`` is its ``Literal`` type."""
+
+    KEPT = "kept"
+    NO_SEALED_THINKING = "no-sealed-thinking"
+    UNBOUND = "unbound"
+    ORIGIN_MISMATCH = "origin-mismatch"
+    TURN_CHANGED = "turn-changed"
+    PREFIX_CHANGED = "prefix-changed"
+    VERSION_MISMATCH = "version-mismatch"
+    UNPAIRED_TOOL_CALL = "unpaired-tool-call"
+
+
+ReasonName = Literal[
     "kept",
     "no-sealed-thinking",
     "unbound",
@@ -43,8 +56,17 @@ REASONS: Final[tuple[str, ...]] = (
     "prefix-changed",
     "version-mismatch",
     "unpaired-tool-call",
-)
+]
+
+# A store keeps one byte per message: 0 for a message that is not an assistant
+# turn, else 1 + the reason's position in ``Reason``.
+REASONS: Final[tuple[Reason, ...]] = tuple(Reason)
 KEPT, NO_SEALED, UNBOUND, ORIGIN, TURN, PREFIX, VERSION, UNPAIRED = range(1, 9)
+
+
+def reason_of(code: int) -> Reason:
+    """The reason stored as ``code`` (never 0)."""
+    return REASONS[code - 1]
 
 
 def stray_tool_text(message: ToolMessage) -> str:
@@ -450,9 +472,9 @@ class ReplayReport(Sequence[ReplayEntry]):
             raise IndexError("replay report index out of range")
         if i < self._store_turns:
             index = self._store.turns[i]
-            return ReplayEntry(index, REASONS[self._store.codes[index]])
+            return ReplayEntry(index, reason_of(self._store.codes[index]))
         index, code = self._tail[i - self._store_turns]
-        return ReplayEntry(index, REASONS[code])
+        return ReplayEntry(index, reason_of(code))
 
     def __iter__(self) -> Iterator[ReplayEntry]:
         for i in range(len(self)):

@@ -30,7 +30,7 @@ from .._blocks import ThinkingBlock
 from .._conversation import Conversation
 from .._errors import ReplayError, ResponseError, ValidationError
 from .._messages import AssistantMessage, Message, Part, SystemMessage, ToolCall, ToolMessage
-from .._replay import REASONS, Replay
+from .._replay import Reason, Replay, reason_of
 
 THINKING_TYPES: Final[tuple[str, ...]] = ("enabled", "disabled", "adaptive", "between_tools")
 BINDING_BETA: Final[str] = "thinking-binding-controls-2026-08-01"
@@ -288,9 +288,9 @@ def check_tool_loop(
     assert isinstance(turn, AssistantMessage)
     if not turn.tool_calls or leading_thinking(turn):
         return  # no tool results go out for it (all stray), or it is fine
-    reason = REASONS[replay.code(index)]
-    if reason == "kept":  # sealed, but its first block is not thinking
-        reason = "no-sealed-thinking"
+    reason = reason_of(replay.code(index))
+    if reason is Reason.KEPT:  # sealed, but its first block is not thinking
+        reason = Reason.NO_SEALED_THINKING
     raise ReplayError(
         f"messages[{index}]: this request continues the tool loop of the assistant turn at index {index}, "
         f"which would go out without its leading thinking block ({reason}: {_REASON_TEXT[reason]}). "
@@ -304,14 +304,14 @@ def check_tool_loop(
     )
 
 
-_REASON_TEXT: Final[dict[str, str]] = {
-    "no-sealed-thinking": "it has no signed thinking to replay",
-    "unbound": "its thinking is not bound to the request that produced it",
-    "origin-mismatch": "it was produced by another provider, model or account",
-    "turn-changed": "the turn was changed after it was received",
-    "prefix-changed": "the system prompt, tools or an earlier message changed since it was produced",
-    "version-mismatch": "it was bound under another fingerprint version",
-    "unpaired-tool-call": "one of its tool calls has no tool result, so the call is dropped and the turn changes",
+_REASON_TEXT: Final[dict[Reason, str]] = {
+    Reason.NO_SEALED_THINKING: "it has no signed thinking to replay",
+    Reason.UNBOUND: "its thinking is not bound to the request that produced it",
+    Reason.ORIGIN_MISMATCH: "it was produced by another provider, model or account",
+    Reason.TURN_CHANGED: "the turn was changed after it was received",
+    Reason.PREFIX_CHANGED: "the system prompt, tools or an earlier message changed since it was produced",
+    Reason.VERSION_MISMATCH: "it was bound under another fingerprint version",
+    Reason.UNPAIRED_TOOL_CALL: "one of its tool calls has no tool result, so the call is dropped and the turn changes",
 }
 
 
