@@ -18,6 +18,7 @@ from thinkseal import (
     Conversation,
     Message,
     Origin,
+    Reason,
     SystemMessage,
     ThinkingBlock,
     Tool,
@@ -27,7 +28,7 @@ from thinkseal import (
     _core,
 )
 from thinkseal._replay import stray_tool_message
-from thinkseal._testing import respond
+from thinkseal.testing import respond
 
 Text = ThinkingBlock.Text
 Redacted = ThinkingBlock.Redacted
@@ -43,24 +44,24 @@ TOOLSETS = (
 FORMATS = (None, {"type": "json_object"}, {"json_schema": {"schema": {}, "name": "n"}, "type": "json_schema"})
 
 
-# -- a reference model of the replay decision, written from API.md ---------------------------------
+# -- a reference model of the replay decision, written from docs/api.md ----------------------------
 
 
 def reference_reason(m: AssistantMessage, origin: Origin, prefix: bytes, unpaired: bool) -> str:
     b = m.thinking_binding
     if not m.has_sealed_thinking:
-        return "no-sealed-thinking"
+        return Reason.NO_SEALED_THINKING
     if b is None:
-        return "unbound"
+        return Reason.UNBOUND
     if b.version != FINGERPRINT_VERSION:
-        return "version-mismatch"
+        return Reason.VERSION_MISMATCH
     if b.origin != origin:
-        return "origin-mismatch"
+        return Reason.ORIGIN_MISMATCH
     if b.turn != m.digest:
-        return "turn-changed"
+        return Reason.TURN_CHANGED
     if b.prefix != prefix:
-        return "prefix-changed"
-    return "unpaired-tool-call" if unpaired else "kept"
+        return Reason.PREFIX_CHANGED
+    return Reason.UNPAIRED_TOOL_CALL if unpaired else Reason.KEPT
 
 
 def reference_replay(conv: Conversation, origin: Origin) -> tuple[list[tuple[int, str]], list[Message], bytes]:
@@ -96,19 +97,27 @@ def reference_replay(conv: Conversation, origin: Origin) -> tuple[list[tuple[int
         sent: Message = m
         if isinstance(m, AssistantMessage):
             answered = answered_calls(i)
-            unpaired = answered != {c.id for c in m.tool_calls}
+            ids = [c.id for c in m.tool_calls]
+            # A repeated id is never answered twice (docs/fingerprint.md §6).
+            unpaired = any(c not in answered for c in ids) or len(set(ids)) < len(ids)
             prefix = _core.prefix_digest(
                 FINGERPRINT_VERSION, origin.provider, origin.model, origin.account, context, chain
             )
             reason = reference_reason(m, origin, prefix, unpaired)
             report.append((i, reason))
-            sent = m if reason == "kept" else m.unsealed()
-            calls: list[ToolCall] = []
-            for call in m.tool_calls:
-                if call.id in answered and call.id not in {c.id for c in calls}:
-                    calls.append(call)
-            if tuple(calls) != m.tool_calls:
-                sent = sent.with_tool_calls(calls)
+            if reason != Reason.KEPT:
+                # The turn's own parts, in order, with every seal taken off and
+                # only the first call of each answered id.
+                parts: list[Any] = []
+                for p in m.parts:
+                    if isinstance(p, Text) and p.text:
+                        parts.append(Text(p.text))
+                    elif isinstance(p, ToolCall):
+                        if p.id in answered and p.id not in [q.id for q in parts if isinstance(q, ToolCall)]:
+                            parts.append(p)
+                    elif isinstance(p, str):
+                        parts.append(p)
+                sent = AssistantMessage.from_parts(parts)
         elif isinstance(m, ToolMessage) and not tool_is_answer(i):
             sent = stray_tool_message(m)  # the wording is the library's; the decision is ours
         chain = _core.chain(chain, sent.digest)[-32:]
@@ -132,7 +141,7 @@ def check_against_fresh_and_reference(conv: Conversation) -> None:
         assert got == ref_report
         assert sent == ref_sent
         assert cached.chain_end == ref_chain
-        kept = [reason == "kept" for _, reason in got]
+        kept = [reason == Reason.KEPT for _, reason in got]
         for (index, _), k in zip(got, kept, strict=True):
             assert cached.kept(index) == k
 
@@ -148,10 +157,11 @@ reply_op = st.tuples(
     st.just("reply"),
     st.integers(0, len(ORIGINS) - 1),
     st.sampled_from(["sealed", "redacted", "opaque", "plain", "none"]),
-    st.lists(st.sampled_from(CALL_IDS), unique=True, max_size=2),
+    st.lists(st.sampled_from(CALL_IDS), max_size=3),
     st.sampled_from([None, "", "ok"]),
+    st.booleans(),
 )
-foreign_op = st.tuples(st.just("foreign"), st.lists(st.sampled_from(CALL_IDS), unique=True, max_size=1))
+foreign_op = st.tuples(st.just("foreign"), st.lists(st.sampled_from(CALL_IDS), max_size=2), st.booleans())
 replay_op = st.tuples(st.just("replay"), st.integers(0, len(ORIGINS) - 1))
 back_op = st.tuples(st.just("back"), st.integers(0, 50))
 # A whole tool loop: a sealed reply with calls, every answer, then a user message.
@@ -175,7 +185,9 @@ edit_ops = st.one_of(
 ALL_OPS = st.one_of(APPEND_OPS, edit_ops)
 
 
-def make_reply(kind: str, call_ids: list[str], content: str | None, n: int) -> AssistantMessage:
+def make_reply(
+    kind: str, call_ids: list[str], content: str | None, n: int, interleaved: bool = False
+) -> AssistantMessage:
     calls = [ToolCall(cid, "f", {"x": n}) for cid in call_ids]
     thinking = {
         "sealed": [Text(f"t{n}", f"s{n}"), Text("", f"e{n}")],
@@ -186,6 +198,19 @@ def make_reply(kind: str, call_ids: list[str], content: str | None, n: int) -> A
     }[kind]
     if content is None and not calls:
         content = "ok"
+    if interleaved:
+        # Claude's interleaved order: a thinking block before each call, text between.
+        parts: list[Any] = []
+        for k, block in enumerate(thinking):
+            parts.append(block)
+            if k < len(calls):
+                parts.append(calls[k])
+            if content is not None:
+                parts.append(f"{content} {k}")
+        parts.extend(calls[len(thinking) :])
+        if content is not None and not thinking:
+            parts.append(content)
+        return AssistantMessage.from_parts(parts)
     return AssistantMessage(content, calls, thinking)
 
 
@@ -206,13 +231,13 @@ def apply(conv: Conversation, op: tuple[Any, ...], n: int, history: list[Convers
     if kind == "tool":
         return conv.append(ToolMessage(f"result {n}", op[1], op[2]))
     if kind == "reply":
-        return respond(conv, ORIGINS[op[1]], make_reply(op[2], op[3], op[4], n))
+        return respond(conv, ORIGINS[op[1]], make_reply(op[2], op[3], op[4], n, op[5]))
     if kind == "loop":
         ids = list(CALL_IDS[: op[2]])
         conv = respond(conv, ORIGINS[op[1]], make_reply("sealed", ids, None, n))
         return conv.append(*(ToolMessage(f"r{n}", i) for i in ids), UserMessage(f"after loop {n}"))
     if kind == "foreign":
-        return conv.append(make_reply("sealed", op[1], "imported", n))
+        return conv.append(make_reply("sealed", op[1], "imported", n, op[2]))
     if kind == "replay":
         conv.replay(ORIGINS[op[1]])  # fills the caches at this point of history
         return conv
@@ -281,7 +306,9 @@ def test_caches_filled_late_equal_fresh(ops):
 
 @given(
     st.lists(
-        st.tuples(st.just("reply"), st.just(0), st.just("sealed"), st.just([]), st.just("ok")), min_size=1, max_size=8
+        st.tuples(st.just("reply"), st.just(0), st.just("sealed"), st.just([]), st.just("ok"), st.booleans()),
+        min_size=1,
+        max_size=8,
     ),
     st.data(),
 )

@@ -1,10 +1,12 @@
-"""Replay decisions: which sealed turns go out sealed, and why (API.md "Providers,
+"""Replay decisions: which sealed turns go out sealed, and why (docs/api.md "Providers,
 requests and replay", "Origin and binding"). Histories are bound the way a
-provider's ``receive`` binds them, through ``thinkseal._testing.respond``."""
+provider's ``receive`` binds them, through ``thinkseal.testing.respond``."""
 
 from __future__ import annotations
 
 import json
+import threading
+import typing
 from collections.abc import Sequence
 
 import pytest
@@ -15,6 +17,9 @@ from thinkseal import (
     Binding,
     Conversation,
     Origin,
+    Reason,
+    ReasonName,
+    ReplayEntry,
     ReplayReport,
     SystemMessage,
     ThinkingBlock,
@@ -22,8 +27,9 @@ from thinkseal import (
     ToolCall,
     ToolMessage,
     UserMessage,
+    ValidationError,
 )
-from thinkseal._testing import bind_reply, respond
+from thinkseal.testing import bind_reply, respond
 
 Text = ThinkingBlock.Text
 Redacted = ThinkingBlock.Redacted
@@ -32,6 +38,7 @@ Opaque = ThinkingBlock.Opaque
 ORIGIN = Origin("anthropic", "claude-test")
 WEATHER = Tool("get_weather", "Weather", {"type": "object", "properties": {"city": {"type": "string"}}})
 CLOCK = Tool("get_time", "Time", {"type": "object", "properties": {}})
+# The documented reason strings, spelled out once: the contract users compare with.
 REASONS = {
     "kept",
     "no-sealed-thinking",
@@ -42,6 +49,17 @@ REASONS = {
     "version-mismatch",
     "unpaired-tool-call",
 }
+
+
+def test_reason_enum_is_the_documented_strings():
+    assert {str(r) for r in Reason} == REASONS
+    assert set(typing.get_args(ReasonName)) == REASONS
+    entry = ReplayEntry(0, "kept")
+    assert entry.reason == "kept"
+    assert entry.reason is Reason.KEPT
+    assert repr(entry) == "ReplayEntry(index=0, reason='kept')"
+    with pytest.raises(ValidationError, match=r"ReplayEntry\.reason"):
+        ReplayEntry(0, "kept-ish")  # type: ignore[arg-type]
 
 
 def sealed(content: str | None, calls: Sequence[ToolCall] = ()) -> AssistantMessage:
@@ -80,7 +98,7 @@ def check_consistent(c: Conversation, origin: Origin = ORIGIN) -> None:
         assert replay.sent(i) == sent[i]
     for entry in report:
         assert entry.reason in REASONS
-        assert entry.kept == (entry.reason == "kept")
+        assert entry.kept == (entry.reason == Reason.KEPT)
         assert replay.kept(entry.index) == entry.kept
         out = sent[entry.index]
         if entry.kept:
@@ -98,9 +116,9 @@ def test_appending_keeps_every_turn_sealed():
     c = Conversation([SystemMessage("sys"), UserMessage("q0")], [WEATHER], {"type": "json_object"})
     for i in range(6):
         c = respond(c, ORIGIN, sealed(f"a{i}"))
-        assert reasons(c) == ["kept"] * (i + 1)
+        assert reasons(c) == [Reason.KEPT] * (i + 1)
         c = c.append(UserMessage(f"q{i + 1}"))
-        assert reasons(c) == ["kept"] * (i + 1)
+        assert reasons(c) == [Reason.KEPT] * (i + 1)
     check_consistent(c)
 
 
@@ -124,9 +142,9 @@ def test_replaying_twice_gives_the_same_answer():
 def test_messages_after_a_turn_do_not_matter_to_it():
     c = respond(Conversation([UserMessage("q")]), ORIGIN, sealed("a"))
     longer = c.append(UserMessage("x"), AssistantMessage("plain"), UserMessage("y"))
-    assert reasons(longer) == ["kept", "no-sealed-thinking"]
+    assert reasons(longer) == [Reason.KEPT, Reason.NO_SEALED_THINKING]
     inserted = longer.with_messages([*longer.messages[:2], UserMessage("inserted"), *longer.messages[2:]])
-    assert reasons(inserted) == ["kept", "no-sealed-thinking"]
+    assert reasons(inserted) == [Reason.KEPT, Reason.NO_SEALED_THINKING]
 
 
 # -- what unseals, and why ---------------------------------------------------------------
@@ -136,10 +154,10 @@ def test_no_sealed_thinking():
     c = Conversation(
         [UserMessage("q"), AssistantMessage("plain"), UserMessage("q2"), AssistantMessage("t", (), [Text("unsigned")])]
     )
-    assert reasons(c) == ["no-sealed-thinking", "no-sealed-thinking"]
+    assert reasons(c) == [Reason.NO_SEALED_THINKING, Reason.NO_SEALED_THINKING]
     bound = respond(Conversation([UserMessage("q")]), ORIGIN, AssistantMessage("a", (), [Text("unsigned")]))
     assert bound[-1].thinking_binding is None  # nothing sealed: nothing to bind
-    assert reasons(bound) == ["no-sealed-thinking"]
+    assert reasons(bound) == [Reason.NO_SEALED_THINKING]
 
 
 @pytest.mark.parametrize("index", [1, 3, 5])
@@ -149,7 +167,7 @@ def test_pruning_an_earlier_message(index):
     del ms[index]
     pruned = c.with_messages(ms)
     turns_before = sum(1 for t in turn_indices(c) if t < index)
-    assert reasons(pruned) == ["kept"] * turns_before + ["prefix-changed"] * (4 - turns_before)
+    assert reasons(pruned) == [Reason.KEPT] * turns_before + [Reason.PREFIX_CHANGED] * (4 - turns_before)
     check_consistent(pruned)
 
 
@@ -161,10 +179,10 @@ def test_editing_an_earlier_message(index):
     ms[index] = type(old)(old.content + " (edited)")  # type: ignore[call-arg,attr-defined]
     edited = c.with_messages(ms)
     if isinstance(old, SystemMessage):
-        expected = ["prefix-changed"] * 4
+        expected = [Reason.PREFIX_CHANGED] * 4
     else:
         turns_before = sum(1 for t in turn_indices(c) if t < index)
-        expected = ["kept"] * turns_before + ["prefix-changed"] * (4 - turns_before)
+        expected = [Reason.KEPT] * turns_before + [Reason.PREFIX_CHANGED] * (4 - turns_before)
     assert reasons(edited) == expected
     check_consistent(edited)
 
@@ -176,7 +194,7 @@ def test_inserting_an_earlier_message(index):
     ms.insert(index, UserMessage("inserted"))
     inserted = c.with_messages(ms)
     turns_before = sum(1 for t in turn_indices(c) if t < index)
-    assert reasons(inserted) == ["kept"] * turns_before + ["prefix-changed"] * (4 - turns_before)
+    assert reasons(inserted) == [Reason.KEPT] * turns_before + [Reason.PREFIX_CHANGED] * (4 - turns_before)
     check_consistent(inserted)
 
 
@@ -185,7 +203,7 @@ def test_editing_an_earlier_turn_unseals_it_and_every_later_turn():
     ms = list(c)
     ms[4] = ms[4].with_content("rewritten")
     edited = c.with_messages(ms)
-    assert reasons(edited) == ["kept", "no-sealed-thinking", "prefix-changed", "prefix-changed"]
+    assert reasons(edited) == [Reason.KEPT, Reason.NO_SEALED_THINKING, Reason.PREFIX_CHANGED, Reason.PREFIX_CHANGED]
     check_consistent(edited)
 
 
@@ -194,7 +212,7 @@ def test_replacing_a_turn_thinking_unbinds_it():
     ms = list(c)
     ms[4] = ms[4].with_thinking(ms[4].thinking)
     edited = c.with_messages(ms)
-    assert reasons(edited) == ["kept", "unbound", "prefix-changed"]
+    assert reasons(edited) == [Reason.KEPT, Reason.UNBOUND, Reason.PREFIX_CHANGED]
 
 
 @pytest.mark.parametrize("where", ["start", "middle", "after-last-turn", "end"])
@@ -204,58 +222,58 @@ def test_adding_a_system_message_anywhere_unseals_everything(where):
     position = {"start": 0, "middle": 3, "after-last-turn": 7, "end": len(ms)}[where]
     ms.insert(position, SystemMessage("new rule"))
     changed = c.with_messages(ms)
-    assert reasons(changed) == ["prefix-changed"] * 3
+    assert reasons(changed) == [Reason.PREFIX_CHANGED] * 3
     check_consistent(changed)
 
 
 def test_appending_a_system_message_unseals_everything():
     c = grow(3)
     appended = c.append(SystemMessage("one more rule"))
-    assert reasons(appended) == ["prefix-changed"] * 3
-    assert reasons(c) == ["kept"] * 3  # the original is unaffected
+    assert reasons(appended) == [Reason.PREFIX_CHANGED] * 3
+    assert reasons(c) == [Reason.KEPT] * 3  # the original is unaffected
 
 
 def test_changing_the_system_message_unseals_everything():
     c = grow(3)
     changed = c.with_messages([SystemMessage("You are verbose."), *c.messages[1:]])
-    assert reasons(changed) == ["prefix-changed"] * 3
+    assert reasons(changed) == [Reason.PREFIX_CHANGED] * 3
 
 
 def test_changing_tools_unseals_everything():
     c = grow(3, tools=[WEATHER])
-    assert reasons(c) == ["kept"] * 3
-    assert reasons(c.with_tools([WEATHER, CLOCK])) == ["prefix-changed"] * 3
-    assert reasons(c.with_tools([])) == ["prefix-changed"] * 3
-    assert reasons(c.with_tools([Tool("get_weather", "Weather!", WEATHER.parameters)])) == ["prefix-changed"] * 3
-    assert reasons(c.with_tools([WEATHER])) == ["kept"] * 3
+    assert reasons(c) == [Reason.KEPT] * 3
+    assert reasons(c.with_tools([WEATHER, CLOCK])) == [Reason.PREFIX_CHANGED] * 3
+    assert reasons(c.with_tools([])) == [Reason.PREFIX_CHANGED] * 3
+    assert reasons(c.with_tools([Tool("get_weather", "Weather!", WEATHER.parameters)])) == [Reason.PREFIX_CHANGED] * 3
+    assert reasons(c.with_tools([WEATHER])) == [Reason.KEPT] * 3
 
 
 def test_tool_order_is_part_of_the_context():
     c = grow(2, tools=[WEATHER, CLOCK])
-    assert reasons(c.with_tools([CLOCK, WEATHER])) == ["prefix-changed"] * 2
+    assert reasons(c.with_tools([CLOCK, WEATHER])) == [Reason.PREFIX_CHANGED] * 2
 
 
 def test_tool_schema_key_order_and_number_spelling_do_not_matter():
     schema = {"type": "object", "properties": {"n": {"type": "number", "minimum": 1, "maximum": 1e2}}}
     respelled = {"properties": {"n": {"maximum": 100, "minimum": 1.0, "type": "number"}}, "type": "object"}
     c = grow(2, tools=[Tool("t", "d", schema)])
-    assert reasons(c.with_tools([Tool("t", "d", respelled)])) == ["kept"] * 2
-    assert reasons(c.with_tools([Tool("t", "d", {**schema, "required": []})])) == ["prefix-changed"] * 2
+    assert reasons(c.with_tools([Tool("t", "d", respelled)])) == [Reason.KEPT] * 2
+    assert reasons(c.with_tools([Tool("t", "d", {**schema, "required": []})])) == [Reason.PREFIX_CHANGED] * 2
 
 
 def test_changing_response_format_unseals_everything():
     fmt = {"type": "json_schema", "json_schema": {"name": "r", "schema": {"type": "object"}, "strict": True}}
     c = grow(2, response_format=fmt)
-    assert reasons(c) == ["kept"] * 2
-    assert reasons(c.with_response_format({"type": "json_object"})) == ["prefix-changed"] * 2
-    assert reasons(c.with_response_format(None)) == ["prefix-changed"] * 2
+    assert reasons(c) == [Reason.KEPT] * 2
+    assert reasons(c.with_response_format({"type": "json_object"})) == [Reason.PREFIX_CHANGED] * 2
+    assert reasons(c.with_response_format(None)) == [Reason.PREFIX_CHANGED] * 2
     same = {"json_schema": {"strict": True, "schema": {"type": "object"}, "name": "r"}, "type": "json_schema"}
-    assert reasons(c.with_response_format(same)) == ["kept"] * 2
+    assert reasons(c.with_response_format(same)) == [Reason.KEPT] * 2
 
 
 def test_adding_a_response_format_unseals_everything():
     c = grow(2)
-    assert reasons(c.with_response_format({"type": "json_object"})) == ["prefix-changed"] * 2
+    assert reasons(c.with_response_format({"type": "json_object"})) == [Reason.PREFIX_CHANGED] * 2
 
 
 @pytest.mark.parametrize(
@@ -269,24 +287,24 @@ def test_adding_a_response_format_unseals_everything():
 )
 def test_another_provider_model_or_account(target):
     c = grow(3)
-    assert reasons(c, target) == ["origin-mismatch"] * 3
+    assert reasons(c, target) == [Reason.ORIGIN_MISMATCH] * 3
     check_consistent(c, target)
-    assert reasons(c) == ["kept"] * 3
+    assert reasons(c) == [Reason.KEPT] * 3
 
 
 def test_account_distinguishes_in_both_directions():
     with_account = Origin("anthropic", "claude-test", "team")
     c = grow(2, origin=with_account)
-    assert reasons(c, with_account) == ["kept"] * 2
-    assert reasons(c, ORIGIN) == ["origin-mismatch"] * 2
-    assert reasons(c, Origin("anthropic", "claude-test", "")) == ["origin-mismatch"] * 2
+    assert reasons(c, with_account) == [Reason.KEPT] * 2
+    assert reasons(c, ORIGIN) == [Reason.ORIGIN_MISMATCH] * 2
+    assert reasons(c, Origin("anthropic", "claude-test", "")) == [Reason.ORIGIN_MISMATCH] * 2
     d = grow(2)
-    assert reasons(d, Origin("anthropic", "claude-test", "")) == ["kept"] * 2
+    assert reasons(d, Origin("anthropic", "claude-test", "")) == [Reason.KEPT] * 2
 
 
 def test_hand_built_sealed_turn_is_unbound():
     c = Conversation([UserMessage("q")]).append(sealed("imported"), UserMessage("q2"))
-    assert reasons(c) == ["unbound"]
+    assert reasons(c) == [Reason.UNBOUND]
     check_consistent(c)
 
 
@@ -296,14 +314,14 @@ def test_unbound_turn_replacing_a_bound_one_unseals_later_turns():
     ms[2] = sealed("a0")  # same content, no binding
     assert ms[2] != c[2]
     replaced = c.with_messages(ms)
-    assert reasons(replaced) == ["unbound", "prefix-changed", "prefix-changed"]
+    assert reasons(replaced) == [Reason.UNBOUND, Reason.PREFIX_CHANGED, Reason.PREFIX_CHANGED]
 
 
 def test_turns_produced_after_an_unbound_turn_stay_sealed():
     # The unbound turn went out unsealed when the later turns were produced.
     c = Conversation([UserMessage("q")]).append(sealed("imported"), UserMessage("q2"))
     c = respond(c, ORIGIN, sealed("fresh")).append(UserMessage("q3"))
-    assert reasons(c) == ["unbound", "kept"]
+    assert reasons(c) == [Reason.UNBOUND, Reason.KEPT]
 
 
 def test_turn_edited_in_a_stored_file_is_turn_changed():
@@ -316,7 +334,7 @@ def test_turn_edited_in_a_stored_file_is_turn_changed():
             part["text"] = "a1 (edited on disk)"
     edited = Conversation.from_json(json.dumps(doc))
     assert edited[4].thinking_binding == c[4].thinking_binding  # the stale binding is kept
-    assert reasons(edited) == ["kept", "turn-changed", "prefix-changed"]
+    assert reasons(edited) == [Reason.KEPT, Reason.TURN_CHANGED, Reason.PREFIX_CHANGED]
     check_consistent(edited)
 
 
@@ -335,14 +353,14 @@ def test_any_edit_of_the_stored_turn_is_turn_changed(edit):
     c = grow(1)
     doc = json.loads(c.to_json())
     edit(doc["messages"][2]["parts"])
-    assert reasons(Conversation.from_json(json.dumps(doc))) == ["turn-changed"]
+    assert reasons(Conversation.from_json(json.dumps(doc))) == [Reason.TURN_CHANGED]
 
 
 def test_binding_copied_onto_another_turn_never_holds():
     c = grow(2)
     doc = json.loads(c.to_json())
     doc["messages"][4]["binding"] = doc["messages"][2]["binding"]
-    assert reasons(Conversation.from_json(json.dumps(doc))) == ["kept", "turn-changed"]
+    assert reasons(Conversation.from_json(json.dumps(doc))) == [Reason.KEPT, Reason.TURN_CHANGED]
 
 
 def test_older_fingerprint_version_is_version_mismatch():
@@ -352,7 +370,7 @@ def test_older_fingerprint_version_is_version_mismatch():
     old = Binding(b.origin, 0, b.prefix, b.turn)
     ms[4] = ms[4]._bound(old)
     changed = c.with_messages(ms)
-    assert reasons(changed) == ["kept", "version-mismatch", "prefix-changed"]
+    assert reasons(changed) == [Reason.KEPT, Reason.VERSION_MISMATCH, Reason.PREFIX_CHANGED]
     check_consistent(changed)
 
 
@@ -363,8 +381,8 @@ def test_older_version_in_a_stored_file_is_version_mismatch():
         if m["role"] == "assistant":
             m["binding"] = m["binding"].replace(f"thinkseal-binding/{FINGERPRINT_VERSION};", "thinkseal-binding/0;")
     loaded = Conversation.from_json(json.dumps(doc))
-    assert reasons(loaded) == ["version-mismatch", "version-mismatch"]
-    assert reasons(loaded.rebind(ORIGIN)) == ["kept", "kept"]
+    assert reasons(loaded) == [Reason.VERSION_MISMATCH, Reason.VERSION_MISMATCH]
+    assert reasons(loaded.rebind(ORIGIN)) == [Reason.KEPT, Reason.KEPT]
 
 
 def test_prefix_half_of_binding_names_prefix_changed():
@@ -372,9 +390,9 @@ def test_prefix_half_of_binding_names_prefix_changed():
     b = c[2].thinking_binding
     ms = list(c)
     ms[2] = ms[2]._bound(Binding(b.origin, b.version, bytes(32), b.turn))
-    assert reasons(c.with_messages(ms)) == ["prefix-changed"]
+    assert reasons(c.with_messages(ms)) == [Reason.PREFIX_CHANGED]
     ms[2] = ms[2]._bound(Binding(b.origin, b.version, b.prefix, bytes(32)))
-    assert reasons(c.with_messages(ms)) == ["turn-changed"]
+    assert reasons(c.with_messages(ms)) == [Reason.TURN_CHANGED]
 
 
 # -- no gaps ----------------------------------------------------------------------------
@@ -387,10 +405,10 @@ def test_no_gaps_after_a_change(position):
     ms.insert(position, UserMessage("inserted"))
     rs = reasons(c.with_messages(ms))
     turns_before = sum(1 for t in turn_indices(c) if t < position)
-    assert rs[:turns_before] == ["kept"] * turns_before
-    assert "kept" not in rs[turns_before:]
-    kept = [r == "kept" for r in rs]
-    assert kept == sorted(kept, reverse=True)  # an unbroken leading run
+    assert rs[:turns_before] == [Reason.KEPT] * turns_before
+    assert Reason.KEPT not in rs[turns_before:]
+    kept = [r == Reason.KEPT for r in rs]
+    assert kept == sorted(kept, reverse=True)  # one origin, one edit: an unbroken leading run
 
 
 def test_mixed_origin_history_keeps_each_origins_own_turns():
@@ -399,14 +417,14 @@ def test_mixed_origin_history_keeps_each_origins_own_turns():
     producers = [a, a, b, a, b, b, a]
     for i, o in enumerate(producers):
         c = respond(c, o, sealed(f"r{i}")).append(UserMessage(f"u{i}"))
-    assert reasons(c, a) == ["kept" if p == a else "origin-mismatch" for p in producers]
-    assert reasons(c, b) == ["kept" if p == b else "origin-mismatch" for p in producers]
+    assert reasons(c, a) == [Reason.KEPT if p == a else Reason.ORIGIN_MISMATCH for p in producers]
+    assert reasons(c, b) == [Reason.KEPT if p == b else Reason.ORIGIN_MISMATCH for p in producers]
     check_consistent(c, a)
     check_consistent(c, b)
     # Editing the first message now unseals everything, for either target.
     edited = c.with_messages([UserMessage("q edited"), *c.messages[1:]])
-    assert "kept" not in reasons(edited, a)
-    assert "kept" not in reasons(edited, b)
+    assert Reason.KEPT not in reasons(edited, a)
+    assert Reason.KEPT not in reasons(edited, b)
 
 
 # -- tool pairing -------------------------------------------------------------------------
@@ -422,7 +440,7 @@ def tool_turn(calls: Sequence[ToolCall] = (C1, C2)) -> Conversation:
 
 def test_fully_answered_tool_turn_is_kept():
     c = tool_turn().append(ToolMessage("sunny", "c1"), ToolMessage("rain", "c2"))
-    assert reasons(c) == ["kept"]
+    assert reasons(c) == [Reason.KEPT]
     replay = c.replay(ORIGIN)
     assert replay.sent(1) is c[1]
     assert replay.sent(2) is c[2]
@@ -432,12 +450,12 @@ def test_fully_answered_tool_turn_is_kept():
 
 def test_answers_in_any_order_pair():
     c = tool_turn().append(ToolMessage("rain", "c2"), ToolMessage("sunny", "c1"))
-    assert reasons(c) == ["kept"]
+    assert reasons(c) == [Reason.KEPT]
 
 
 def test_unanswered_call_unseals_its_turn_and_is_not_sent():
     c = tool_turn().append(ToolMessage("sunny", "c1"), UserMessage("and?"))
-    assert reasons(c) == ["unpaired-tool-call"]
+    assert reasons(c) == [Reason.UNPAIRED_TOOL_CALL]
     replay = c.replay(ORIGIN)
     sent = replay.sent(1)
     assert isinstance(sent, AssistantMessage)
@@ -451,7 +469,7 @@ def test_unanswered_call_unseals_its_turn_and_is_not_sent():
 
 def test_turn_with_no_answered_call_goes_out_without_calls():
     c = tool_turn().append(UserMessage("never mind"))
-    assert reasons(c) == ["unpaired-tool-call"]
+    assert reasons(c) == [Reason.UNPAIRED_TOOL_CALL]
     sent = c.replay(ORIGIN).sent(1)
     assert sent.tool_calls == ()
     assert not sent.has_sealed_thinking
@@ -459,10 +477,10 @@ def test_turn_with_no_answered_call_goes_out_without_calls():
 
 def test_last_turn_awaiting_results_is_unpaired():
     c = tool_turn()
-    assert reasons(c) == ["unpaired-tool-call"]
+    assert reasons(c) == [Reason.UNPAIRED_TOOL_CALL]
     assert c.replay(ORIGIN).sent(1).tool_calls == ()
     answered = c.append(ToolMessage("sunny", "c1"), ToolMessage("rain", "c2"))
-    assert reasons(answered) == ["kept"]
+    assert reasons(answered) == [Reason.KEPT]
 
 
 def test_system_messages_in_the_tool_run_are_skipped():
@@ -475,7 +493,7 @@ def test_system_messages_in_the_tool_run_are_skipped():
         UserMessage("thanks"),
     ]
     c = Conversation(ms, [WEATHER]).rebind(ORIGIN)
-    assert reasons(c) == ["kept"]
+    assert reasons(c) == [Reason.KEPT]
     assert c.replay(ORIGIN).sent(4) is c[4]
 
 
@@ -488,7 +506,7 @@ def test_user_message_ends_the_tool_run():
         ToolMessage("rain", "c2"),
     ]
     c = Conversation(ms, [WEATHER]).rebind(ORIGIN)
-    assert reasons(c) == ["unpaired-tool-call"]
+    assert reasons(c) == [Reason.UNPAIRED_TOOL_CALL]
     stray = c.replay(ORIGIN).sent(4)
     assert isinstance(stray, UserMessage)
     assert "c2" in stray.content
@@ -497,7 +515,7 @@ def test_user_message_ends_the_tool_run():
 
 def test_stray_tool_message_goes_out_as_user_text_naming_the_call():
     c = tool_turn((C1,)).append(ToolMessage("sunny", "c1"), ToolMessage("orphan result", "call_zz9", is_error=True))
-    assert reasons(c) == ["kept"]
+    assert reasons(c) == [Reason.KEPT]
     replay = c.replay(ORIGIN)
     stray = replay.sent(3)
     assert isinstance(stray, UserMessage)
@@ -530,7 +548,7 @@ def test_answer_to_an_older_turn_is_stray():
     assert isinstance(replay.sent(4), UserMessage)
     assert "c1" in replay.sent(4).content
     assert replay.sent(5) is c[5]
-    assert reasons(c) == ["kept", "kept"]
+    assert reasons(c) == [Reason.KEPT, Reason.KEPT]
 
 
 def test_unpaired_turn_at_request_time_keeps_later_turns_sealed():
@@ -538,23 +556,23 @@ def test_unpaired_turn_at_request_time_keeps_later_turns_sealed():
     # was produced, so the next turn's binding already accounts for that.
     c = tool_turn().append(ToolMessage("sunny", "c1"), UserMessage("skip Lyon"))
     c = respond(c, ORIGIN, sealed("Paris is sunny.")).append(UserMessage("ok"))
-    assert reasons(c) == ["unpaired-tool-call", "kept"]
+    assert reasons(c) == [Reason.UNPAIRED_TOOL_CALL, Reason.KEPT]
     check_consistent(c)
 
 
 def test_answering_later_unseals_nothing_retroactively():
     c = tool_turn((C1,)).append(ToolMessage("sunny", "c1"))
     c = respond(c, ORIGIN, sealed("Sunny."))
-    assert reasons(c) == ["kept", "kept"]
+    assert reasons(c) == [Reason.KEPT, Reason.KEPT]
     check_consistent(c)
 
 
 def test_removing_a_tool_result_unpairs_the_turn_and_unseals_later_turns():
     c = tool_turn((C1,)).append(ToolMessage("sunny", "c1"))
     c = respond(c, ORIGIN, sealed("Sunny.")).append(UserMessage("thanks"))
-    assert reasons(c) == ["kept", "kept"]
+    assert reasons(c) == [Reason.KEPT, Reason.KEPT]
     pruned = Conversation([m for m in c if not isinstance(m, ToolMessage)], c.tools)
-    assert reasons(pruned) == ["unpaired-tool-call", "prefix-changed"]
+    assert reasons(pruned) == [Reason.UNPAIRED_TOOL_CALL, Reason.PREFIX_CHANGED]
 
 
 def test_with_messages_removing_a_tool_result_matches_a_fresh_conversation():
@@ -562,27 +580,27 @@ def test_with_messages_removing_a_tool_result_matches_a_fresh_conversation():
     # turn whose tool run is cut must not keep its cached decision.
     c = tool_turn((C1,)).append(ToolMessage("sunny", "c1"), UserMessage("u2"))
     c = respond(c, ORIGIN, sealed("done"))
-    assert reasons(c) == ["kept", "kept"]
+    assert reasons(c) == [Reason.KEPT, Reason.KEPT]
     pruned = c.with_messages([c[0], c[1], c[3], c[4]])
     fresh = Conversation(list(pruned), pruned.tools, pruned.response_format)
-    assert reasons(fresh) == ["unpaired-tool-call", "prefix-changed"]
+    assert reasons(fresh) == [Reason.UNPAIRED_TOOL_CALL, Reason.PREFIX_CHANGED]
     assert reasons(pruned) == reasons(fresh)
     assert pruned.replay(ORIGIN).chain_end == fresh.replay(ORIGIN).chain_end
 
 
 def test_with_messages_adding_a_tool_result_matches_a_fresh_conversation():
     c = tool_turn().append(ToolMessage("sunny", "c1"), UserMessage("u2"))
-    assert reasons(c) == ["unpaired-tool-call"]
+    assert reasons(c) == [Reason.UNPAIRED_TOOL_CALL]
     completed = c.with_messages([c[0], c[1], c[2], ToolMessage("rain", "c2"), c[3]])
     fresh = Conversation(list(completed), completed.tools, completed.response_format)
-    assert reasons(fresh) == ["kept"]
+    assert reasons(fresh) == [Reason.KEPT]
     assert reasons(completed) == reasons(fresh)
     assert completed.replay(ORIGIN).chain_end == fresh.replay(ORIGIN).chain_end
 
 
 def test_duplicate_call_ids_report_matches_the_sent_form():
     # Two calls share an id; one answer. Whatever the decision, a turn reported
-    # "kept" must go out as received (sealed, every call).
+    # Reason.KEPT must go out as received (sealed, every call).
     dup = ToolCall("c1", "get_weather", {"city": "Lyon"})
     c = tool_turn((C1, dup)).append(ToolMessage("sunny", "c1"), UserMessage("u"))
     check_consistent(c)
@@ -596,26 +614,26 @@ def test_rebind_restores_kept_for_unbound_history():
     for i in range(3):
         ms += [sealed(f"a{i}"), UserMessage(f"q{i}")]
     c = Conversation(ms, [WEATHER])
-    assert reasons(c) == ["unbound"] * 3
+    assert reasons(c) == [Reason.UNBOUND] * 3
     rebound = c.rebind(ORIGIN)
-    assert reasons(rebound) == ["kept"] * 3
+    assert reasons(rebound) == [Reason.KEPT] * 3
     check_consistent(rebound)
-    assert reasons(c) == ["unbound"] * 3  # nothing changes implicitly
+    assert reasons(c) == [Reason.UNBOUND] * 3  # nothing changes implicitly
 
 
 def test_rebind_after_an_edit_restores_kept():
     c = grow(3)
     edited = c.with_messages([c[0], UserMessage("edited"), *c.messages[2:]])
-    assert reasons(edited) == ["prefix-changed"] * 3
-    assert reasons(edited.rebind(ORIGIN)) == ["kept"] * 3
+    assert reasons(edited) == [Reason.PREFIX_CHANGED] * 3
+    assert reasons(edited.rebind(ORIGIN)) == [Reason.KEPT] * 3
 
 
 def test_rebind_for_another_origin():
     c = grow(2)
     other = Origin("bedrock", "claude-test")
     r = c.rebind(other)
-    assert reasons(r, other) == ["kept"] * 2
-    assert reasons(r, ORIGIN) == ["origin-mismatch"] * 2
+    assert reasons(r, other) == [Reason.KEPT] * 2
+    assert reasons(r, ORIGIN) == [Reason.ORIGIN_MISMATCH] * 2
 
 
 # -- the report as a sequence -----------------------------------------------------------------
@@ -631,7 +649,13 @@ def test_report_is_a_sequence():
     assert isinstance(report, Sequence)
     assert len(report) == 5
     assert [e.index for e in report] == [2, 4, 6, 8, 10]
-    assert [e.reason for e in report] == ["kept", "kept", "prefix-changed", "prefix-changed", "prefix-changed"]
+    assert [e.reason for e in report] == [
+        Reason.KEPT,
+        Reason.KEPT,
+        Reason.PREFIX_CHANGED,
+        Reason.PREFIX_CHANGED,
+        Reason.PREFIX_CHANGED,
+    ]
     assert report[0].index == 2
     assert report[-1].index == 10
     assert report[-5].index == 2
@@ -653,11 +677,11 @@ def test_report_entries():
     c = grow(2).append(SystemMessage("x"))
     entry = c.replay_report(ORIGIN)[0]
     assert entry.index == 2
-    assert entry.reason == "prefix-changed"
+    assert entry.reason == Reason.PREFIX_CHANGED
     assert entry.kept is False
     kept = grow(1).replay_report(ORIGIN)[0]
     assert kept.kept is True
-    assert kept.reason == "kept"
+    assert kept.reason == Reason.KEPT
     with pytest.raises(AttributeError):
         kept.reason = "x"  # type: ignore[misc]
 
@@ -683,10 +707,10 @@ def test_report_covers_turns_in_the_unsettled_tail():
     c = respond(c, ORIGIN, sealed(None, (C1,)))
     report = c.replay_report(ORIGIN)
     assert len(report) == 4
-    assert [e.reason for e in report] == ["kept", "kept", "kept", "unpaired-tool-call"]
+    assert [e.reason for e in report] == [Reason.KEPT, Reason.KEPT, Reason.KEPT, Reason.UNPAIRED_TOOL_CALL]
     assert report[-1].index == len(c) - 1
     done = c.append(ToolMessage("sunny", "c1"))
-    assert [e.reason for e in done.replay_report(ORIGIN)] == ["kept"] * 4
+    assert [e.reason for e in done.replay_report(ORIGIN)] == [Reason.KEPT] * 4
 
 
 # -- binding a reply --------------------------------------------------------------------------
@@ -712,28 +736,26 @@ def test_reply_bound_to_one_history_does_not_hold_in_another():
     first = Conversation([UserMessage("q")])
     second = Conversation([UserMessage("q, slightly different")])
     reply = bind_reply(first, ORIGIN, sealed("a"))
-    assert reasons(second.append(reply)) == ["prefix-changed"]
-    assert reasons(first.append(reply)) == ["kept"]
+    assert reasons(second.append(reply)) == [Reason.PREFIX_CHANGED]
+    assert reasons(first.append(reply)) == [Reason.KEPT]
 
 
 def test_reply_bound_before_context_change_does_not_hold():
     c = Conversation([UserMessage("q")], [WEATHER])
     reply = bind_reply(c, ORIGIN, sealed("a"))
-    assert reasons(c.with_tools([]).append(reply)) == ["prefix-changed"]
-    assert reasons(c.append(reply)) == ["kept"]
+    assert reasons(c.with_tools([]).append(reply)) == [Reason.PREFIX_CHANGED]
+    assert reasons(c.append(reply)) == [Reason.KEPT]
 
 
 def test_opaque_only_turn_is_sealed_and_kept():
     target = Origin("openrouter", "m")
     reply = AssistantMessage("a", (), [Text("reasoning"), Opaque("openrouter", '{"id":"x"}')])
     c = respond(Conversation([UserMessage("q")]), target, reply).append(UserMessage("q2"))
-    assert reasons(c, target) == ["kept"]
-    assert reasons(c.with_messages([UserMessage("q!"), *c.messages[1:]]), target) == ["prefix-changed"]
+    assert reasons(c, target) == [Reason.KEPT]
+    assert reasons(c.with_messages([UserMessage("q!"), *c.messages[1:]]), target) == [Reason.PREFIX_CHANGED]
 
 
 def test_concurrent_replays_of_branches_agree_with_fresh_conversations():
-    import threading
-
     base = grow(3)
     base.replay(ORIGIN)
     results: dict[int, Conversation] = {}
@@ -758,6 +780,6 @@ def test_concurrent_replays_of_branches_agree_with_fresh_conversations():
     assert not errors
     for k, c in results.items():
         fresh = Conversation(list(c), c.tools, c.response_format)
-        assert reasons(c) == reasons(fresh) == ["kept"] * 9, k
+        assert reasons(c) == reasons(fresh) == [Reason.KEPT] * 9, k
         assert c.replay(ORIGIN).chain_end == fresh.replay(ORIGIN).chain_end
         assert [m.content for m in c if isinstance(m, UserMessage)][-1] == f"{k}-5"

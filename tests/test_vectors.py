@@ -1,7 +1,9 @@
-"""The golden vectors of fingerprint version 1 (tests/vectors/fingerprint-v1.json).
+"""The golden vectors of fingerprint version 1 (tests/vectors/fingerprint-v1.json)
+and of the walk (tests/vectors/walk-v1.json).
 
-The same file is checked by `cargo test` (rust/core/tests/vectors.rs), so the
-Python walker and the pure-Rust model agree byte for byte.
+The same files are checked by `cargo test` (rust/core/tests/vectors.rs and
+walk.rs, the latter a second implementation of the walk written from
+docs/fingerprint.md), so the package and the spec agree byte for byte.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from thinkseal import Binding, Origin, SystemMessage, Tool, _core, message_from_dict
+from thinkseal import Binding, Conversation, Origin, SystemMessage, Tool, _core, message_from_dict, message_to_dict
 
 VECTORS: dict[str, Any] = json.loads(
     (Path(__file__).parent / "vectors" / "fingerprint-v1.json").read_text(encoding="utf-8")
@@ -74,8 +76,6 @@ def test_context_prefix_and_binding() -> None:
 
 
 def test_conversation_context_digest_matches_vector() -> None:
-    from thinkseal import Conversation
-
     ctx = VECTORS["context"]
     conv = Conversation(
         [SystemMessage(s) for s in ctx["system"]],
@@ -83,3 +83,43 @@ def test_conversation_context_digest_matches_vector() -> None:
         ctx["response_format"],
     )
     assert conv.context_digest.hex() == ctx["digest"]
+
+
+# -- walk vectors (tests/vectors/walk-v1.json; docs/fingerprint.md §6) ----------------------------
+
+WALKS: dict[str, Any] = json.loads((Path(__file__).parent / "vectors" / "walk-v1.json").read_text(encoding="utf-8"))
+
+
+def _walk_case(case: dict[str, Any]) -> tuple[list[Any], Origin, list[Tool]]:
+    messages = [message_from_dict(m) for m in case["messages"]]
+    target = Origin(case["target"]["provider"], case["target"]["model"], case["target"]["account"])
+    tools = [Tool(t["name"], t["description"], t["parameters"]) for t in case["tools"]]
+    return messages, target, tools
+
+
+def _check_walk(replay: Any, case: dict[str, Any]) -> None:
+    assert [[e.index, e.reason] for e in replay.report] == case["report"]
+    sent = replay.sent_messages()
+    assert [message_to_dict(m) for m in sent] == case["sent"]
+    assert [m.digest.hex() for m in sent] == case["sent_digests"]
+    assert [replay.sent(i) for i in range(len(sent))] == sent
+    assert replay.chain_end.hex() == case["chain_end"]
+
+
+@pytest.mark.parametrize("case", WALKS["cases"], ids=lambda c: c["name"])
+def test_walk_cold(case: dict[str, Any]) -> None:
+    messages, target, tools = _walk_case(case)
+    conversation = Conversation(messages, tools, case["response_format"])
+    assert conversation.context_digest.hex() == case["context_digest"]
+    _check_walk(conversation.replay(target), case)
+
+
+@pytest.mark.parametrize("case", WALKS["cases"], ids=lambda c: c["name"])
+def test_walk_grown_one_message_at_a_time(case: dict[str, Any]) -> None:
+    """The same decisions when every prefix was decided first (shared caches)."""
+    messages, target, tools = _walk_case(case)
+    conversation = Conversation([], tools, case["response_format"])
+    for message in messages:
+        conversation = conversation.append(message)
+        conversation.replay(target)
+    _check_walk(conversation.replay(target), case)

@@ -3,36 +3,27 @@ replay caches that make a request after k new messages cost O(k) hashing."""
 
 from __future__ import annotations
 
-import threading
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, overload
 
 from . import _core
-from ._binding import FINGERPRINT_VERSION, Binding, Origin
-from ._errors import ValidationError
+from ._binding import Origin
+from ._errors import ThinksealError, ValidationError
 from ._frozen import Frozen, check_sequence
 from ._json import freeze_json, require_object
-from ._messages import AssistantMessage, Message, SystemMessage
+from ._messages import Message, SystemMessage, message_from_dict
+from ._reader import Reader, reroot
 from ._replay import (
+    MessageLog,
     Replay,
+    ReplayCaches,
     ReplayReport,
-    ReplayStore,
-    prefix_digest,
+    decide_replay,
+    rebind_messages,
     settled_end,
-    walk,
 )
-from ._tool import Tool
-
-
-class _Log:
-    """An append-only list of messages shared by conversations derived by
-    appending; each conversation reads only its own prefix of it."""
-
-    __slots__ = ("items", "lock")
-
-    def __init__(self, items: list[Message]) -> None:
-        self.items = items
-        self.lock = threading.Lock()
+from ._tool import Tool, tool_from_dict, tool_to_dict
 
 
 def _check_messages(messages: object, start: int = 0) -> list[Message]:
@@ -69,6 +60,16 @@ def _check_response_format(fmt: object) -> tuple[Mapping[str, Any] | None, bytes
     return frozen, canonical
 
 
+# The stored format (docs/persistence.md): `format` names it and `version` is
+# this release's format version; from_json reads every version from 1 to it.
+FORMAT = "thinkseal.conversation"
+FORMAT_VERSION = 1
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValidationError(f"$: {name} is not valid JSON", path="$")
+
+
 class Conversation(Frozen):
     """Messages (system messages included, wherever they stand), tools and an
     optional response format (OpenAI chat-completions shape). Immutable: the
@@ -87,13 +88,13 @@ class Conversation(Frozen):
     )
     tools: tuple[Tool, ...]
     response_format: Mapping[str, Any] | None
-    _log: _Log
+    _log: MessageLog
     _len: int
     _rf_jcs: bytes | None
     _systems: tuple[str, ...]
     _context: bytes | None
     _messages: tuple[Message, ...] | None
-    _replay: dict[Origin, tuple[ReplayStore, int]]
+    _replay: ReplayCaches
 
     def __init__(
         self,
@@ -103,17 +104,17 @@ class Conversation(Frozen):
     ) -> None:
         items = _check_messages(messages)
         rf, rf_jcs = _check_response_format(response_format)
-        self._setup(_Log(items), len(items), _check_tools(tools), rf, rf_jcs, None, {})
+        self._setup(MessageLog(items), len(items), _check_tools(tools), rf, rf_jcs, None, {})
 
     def _setup(
         self,
-        log: _Log,
+        log: MessageLog,
         length: int,
         tools: tuple[Tool, ...],
         rf: Mapping[str, Any] | None,
         rf_jcs: bytes | None,
         systems: tuple[str, ...] | None,
-        replay: dict[Origin, tuple[ReplayStore, int]],
+        replay: ReplayCaches,
     ) -> None:
         if systems is None:
             systems = tuple(m.content for m in log.items[:length] if isinstance(m, SystemMessage))
@@ -190,7 +191,7 @@ class Conversation(Frozen):
             if len(log.items) == self._len:
                 log.items.extend(new)
             else:  # another conversation already appended to this prefix: branch
-                log = _Log(log.items[: self._len] + new)
+                log = MessageLog(log.items[: self._len] + new)
         new_systems = tuple(m.content for m in new if isinstance(m, SystemMessage))
         child = Conversation.__new__(Conversation)
         child._setup(
@@ -200,7 +201,7 @@ class Conversation(Frozen):
             self.response_format,
             self._rf_jcs,
             self._systems + new_systems,
-            {} if new_systems else dict(self._replay),
+            {} if new_systems else self._replay.copy(),
         )
         if not new_systems:
             object.__setattr__(child, "_context", self._context)
@@ -211,7 +212,7 @@ class Conversation(Frozen):
         are kept for the leading messages that are the very same objects."""
         items = _check_messages(messages)
         child = Conversation.__new__(Conversation)
-        child._setup(_Log(items), len(items), self.tools, self.response_format, self._rf_jcs, None, {})
+        child._setup(MessageLog(items), len(items), self.tools, self.response_format, self._rf_jcs, None, {})
         if child._systems == self._systems:
             object.__setattr__(child, "_context", self._context)
             same = 0
@@ -222,7 +223,9 @@ class Conversation(Frozen):
             # Decisions before `same` are reused only where the tool runs they
             # looked ahead into lie wholly before `same` too.
             reusable = settled_end(items, same)
-            caches = {o: (store, min(n, reusable)) for o, (store, n) in self._replay.items()}
+            # copy() is atomic, so a replay() for another origin in another thread
+            # cannot change the dict while it is read.
+            caches = {o: (store, min(n, reusable)) for o, (store, n) in self._replay.copy().items()}
             object.__setattr__(child, "_replay", caches)
         return child
 
@@ -260,28 +263,7 @@ class Conversation(Frozen):
         """The replay decision for sending this conversation to ``origin``."""
         if not isinstance(origin, Origin):
             raise ValidationError("origin: expected an Origin", path="origin")
-        context = self.context_digest
-        items = self._log.items
-        total = self._len
-        store, have = self._replay.get(origin) or (ReplayStore(origin, context), 0)
-        if store.context != context:
-            store, have = ReplayStore(origin, context), 0
-        settled = settled_end(items, total)
-        if store.log is self._log:
-            # Entries a longer conversation on this same log already decided.
-            have = max(have, min(len(store), settled))
-        have = min(have, settled)
-        if have < settled:
-            done = walk(items, have, settled, total, store.chain_before(have), origin, context)
-            store = store.extend(have, self._log, done.chain, done.codes, done.turns)
-            have = settled
-        self._replay[origin] = (store, have)
-        tail = walk(items, settled, total, total, store.chain_before(settled), origin, context, keep_sent=True)
-        chain_end = bytes(tail.chain[-32:]) if total > settled else store.chain_before(settled)
-        report = ReplayReport(
-            store, settled, list(zip(tail.turns, (tail.codes[i - settled] for i in tail.turns), strict=True))
-        )
-        return Replay(items, total, origin, context, report, settled, tail.sent, chain_end)
+        return decide_replay(self._log, self._len, self._replay, origin, self.context_digest)
 
     def replay_report(self, origin: Origin) -> ReplayReport:
         """Shorthand for ``self.replay(origin).report``."""
@@ -296,32 +278,47 @@ class Conversation(Frozen):
         """
         if not isinstance(origin, Origin):
             raise ValidationError("origin: expected an Origin", path="origin")
-        context = self.context_digest
-        items = list(self)
-        total = len(items)
-        chain, walked_to = _core.CHAIN_START, 0
-        for i, message in enumerate(items):
-            if isinstance(message, AssistantMessage) and message.has_sealed_thinking:
-                # Chain the messages since the last sealed turn the way they go out
-                # (earlier turns are already rebound, so they go out sealed).
-                done = walk(items, walked_to, i, total, chain, origin, context)
-                if done.chain:
-                    chain = bytes(done.chain[-32:])
-                walked_to = i
-                binding = Binding(origin, FINGERPRINT_VERSION, prefix_digest(origin, context, chain), message.digest)
-                items[i] = message._bound(binding)
-        return self.with_messages(items)
+        return self.with_messages(rebind_messages(self.messages, origin, self.context_digest))
 
-    # -- persistence ---------------------------------------------------------
+    # -- persistence (docs/persistence.md) --------------------------------------
 
     def to_json(self) -> str:
         """Versioned JSON of every field, thinking and bindings included (docs/persistence.md)."""
-        from ._persist import conversation_to_json
-
-        return conversation_to_json(self)
+        document = {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "messages": [m.to_dict() for m in self],
+            "tools": [tool_to_dict(t) for t in self.tools],
+            "response_format": self.response_format,
+        }
+        return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Conversation:
-        from ._persist import conversation_from_json
-
-        return conversation_from_json(text)
+        """The conversation written by ``to_json`` (by this or an earlier release).
+        ``ValidationError`` names the path of anything malformed; stored bindings
+        are kept as stored, never re-derived."""
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise ValidationError(f"$: expected JSON text, got {type(text).__name__}", path="$")
+        try:
+            document = json.loads(text, parse_constant=_refuse_constant)
+        except ThinksealError:
+            raise
+        except (ValueError, RecursionError) as err:  # JSONDecodeError, bad UTF-8, digit limit
+            raise ValidationError(f"$: not valid JSON: {err}", path="$") from None
+        r = Reader(document, "$")
+        if r.get("format", kind=str) != FORMAT:
+            raise ValidationError(f"$.format: expected {FORMAT!r}", path="$.format")
+        version = r.get("version", kind=int)
+        if not 1 <= version <= FORMAT_VERSION:
+            raise ValidationError(
+                f"$.version: format version {version} is not supported (this release reads 1..{FORMAT_VERSION})",
+                path="$.version",
+            )
+        messages = [message_from_dict(m, path=f"$.messages[{i}]") for i, m in enumerate(r.get("messages", kind=list))]
+        tools = [tool_from_dict(t, f"$.tools[{i}]") for i, t in enumerate(r.get("tools", default=[], kind=list))]
+        response_format = r.get("response_format", default=None, kind=(dict, type(None)))
+        try:
+            return Conversation(messages, tools, response_format)
+        except ValidationError as err:
+            raise reroot("$", err) from err

@@ -1,4 +1,5 @@
-"""Messages and tool calls, with the sealing rules of an assistant turn.
+"""Messages and tool calls, with the sealing rules of an assistant turn, and
+their dict form (``Message.to_dict`` / ``message_from_dict``, docs/persistence.md).
 
 Every message caches its own digest (computed by the native core on first
 use); immutability is what makes that cache safe.
@@ -6,15 +7,16 @@ use); immutability is what makes that cache safe.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Self, Union
 
 from . import _core
 from ._binding import Binding
 from ._blocks import ThinkingBlock, unsigned_text
 from ._errors import ValidationError
-from ._frozen import Frozen, check_bool, check_sequence, check_str
+from ._frozen import Frozen, Value, check_bool, check_sequence, check_str
 from ._json import freeze_json, require_object
+from ._reader import Reader, reroot
 
 Part = Union[str, "ToolCall", ThinkingBlock]
 
@@ -26,10 +28,12 @@ __all__ = [
     "ToolCall",
     "ToolMessage",
     "UserMessage",
+    "message_from_dict",
+    "message_to_dict",
 ]
 
 
-class ToolCall(Frozen):
+class ToolCall(Value):
     """One tool invocation the model requested. ``arguments`` is a JSON object (read-only)."""
 
     __slots__ = ("_arguments_jcs", "arguments", "id", "name")
@@ -55,22 +59,11 @@ class ToolCall(Frozen):
         """The arguments as RFC 8785 JSON text (keys sorted, numbers canonical)."""
         return self._arguments_jcs.decode()
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ToolCall):
-            return NotImplemented
-        return (self.id, self.name, self._arguments_jcs) == (other.id, other.name, other._arguments_jcs)
+    def _args(self) -> tuple[Any, ...]:
+        return (self.id, self.name, dict(self.arguments))
 
-    def __hash__(self) -> int:
-        return hash((self.id, self.name, self._arguments_jcs))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (ToolCall, (self.id, self.name, dict(self.arguments)))
-
-    def __replace__(self, **changes: Any) -> ToolCall:
-        return ToolCall(**{"id": self.id, "name": self.name, "arguments": self.arguments, **changes})
-
-    def __repr__(self) -> str:
-        return f"ToolCall(id={self.id!r}, name={self.name!r}, arguments={dict(self.arguments)!r})"
+    def _key(self) -> tuple[Any, ...]:
+        return (self.id, self.name, self._arguments_jcs)
 
 
 class Message(Frozen):
@@ -102,10 +95,8 @@ class Message(Frozen):
         return cached
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field (see ``message_from_dict``)."""
-        from ._persist import message_to_dict
-
-        return message_to_dict(self)
+        """A JSON-ready dict of every field, read back by ``message_from_dict``."""
+        raise NotImplementedError
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Message):
@@ -135,6 +126,9 @@ class _TextMessage(Message):
 
     def _fields(self) -> dict[str, Any]:
         return {"content": self.content}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"role": self.role, "content": self.content}
 
 
 class SystemMessage(_TextMessage):
@@ -170,6 +164,9 @@ class ToolMessage(Message):
     def _fields(self) -> dict[str, Any]:
         return {"content": self.content, "tool_call_id": self.tool_call_id, "is_error": self.is_error}
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"role": "tool", "content": self.content, "tool_call_id": self.tool_call_id, "is_error": self.is_error}
+
 
 def _check_parts(parts: object) -> tuple[Part, ...]:
     checked: list[Part] = []
@@ -203,16 +200,25 @@ def _canonical_parts(
     return (*thinking, *text, *tool_calls)
 
 
+def _unsealed_parts(parts: Iterable[Part]) -> Iterator[Part]:
+    """``parts`` in order with every seal removed: signed Text becomes unsigned
+    (dropped when its text is empty), Redacted and Opaque blocks are dropped."""
+    for part in parts:
+        if isinstance(part, ThinkingBlock):
+            if isinstance(part, ThinkingBlock.Text) and part.text:
+                yield unsigned_text(part.text) if part.is_sealed else part
+        else:
+            yield part
+
+
 def _unsealed_thinking(thinking: Iterable[ThinkingBlock]) -> tuple[ThinkingBlock, ...]:
-    return tuple(
-        unsigned_text(b.text) if b.is_sealed else b for b in thinking if isinstance(b, ThinkingBlock.Text) and b.text
-    )
+    return tuple(_unsealed_parts(thinking))  # type: ignore[arg-type]
 
 
 class AssistantMessage(Message):
     """A model's reply: optional text, tool calls, and the thinking before them.
 
-    See API.md "Messages" for the sealing rules: ``with_content`` and
+    See docs/api.md "Messages" for the sealing rules: ``with_content`` and
     ``with_tool_calls`` with a different value unseal the thinking;
     ``with_thinking`` replaces it; only a provider's ``receive`` (or
     ``Conversation.rebind``) attaches a binding.
@@ -321,18 +327,47 @@ class AssistantMessage(Message):
 
     def unsealed(self) -> AssistantMessage:
         """This turn with only its unsigned reasoning text: no signatures, redacted
-        or opaque blocks, no binding. The same object when there is nothing to drop."""
+        or opaque blocks, no binding. Parts keep their order (this is the form
+        an unsealed turn goes out in, docs/fingerprint.md §6). The same object
+        when there is nothing to drop."""
         cached = self._unsealed
         if cached is None:
             if not self.has_sealed_thinking and self.thinking_binding is None:
                 cached = self
             else:
-                cached = AssistantMessage._trusted(self.content_opt, self.tool_calls, _unsealed_thinking(self.thinking))
+                cached = AssistantMessage.__new__(AssistantMessage)
+                cached._set(tuple(_unsealed_parts(self.parts)), None)
             object.__setattr__(self, "_unsealed", cached)
         return cached
 
+    def _only_calls(self, answered: set[str]) -> AssistantMessage:
+        """This turn without the tool calls whose id is not in ``answered``, nor
+        any call repeating an id already kept; parts keep their order. Dropping
+        a call unseals. The same object when every call stays."""
+        seen: set[str] = set()
+        parts: list[Part] = []
+        for part in self.parts:
+            if isinstance(part, ToolCall):
+                if part.id not in answered or part.id in seen:
+                    continue
+                seen.add(part.id)
+            parts.append(part)
+        if len(parts) == len(self.parts):
+            return self
+        message = AssistantMessage.__new__(AssistantMessage)
+        message._set(tuple(_unsealed_parts(parts)), None)
+        return message
+
     def _fields(self) -> dict[str, Any]:
         return {"content": self.content_opt, "tool_calls": self.tool_calls, "thinking": self.thinking}
+
+    def to_dict(self) -> dict[str, Any]:
+        binding = self.thinking_binding
+        return {
+            "role": "assistant",
+            "parts": [_part_to_dict(p) for p in self.parts],
+            "binding": None if binding is None else str(binding),
+        }
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Message):
@@ -367,3 +402,70 @@ def _restore_assistant(parts: Sequence[Part], binding: Binding | None) -> Assist
     if binding is not None and isinstance(binding, Binding) and binding.turn == message.digest:
         message = message._bound(binding)
     return message
+
+
+# -- dict form (docs/persistence.md) -----------------------------------------
+
+
+def _part_to_dict(part: Part) -> dict[str, Any]:
+    if isinstance(part, str):
+        return {"type": "text", "text": part}
+    if isinstance(part, ToolCall):
+        return {"type": "tool_call", "id": part.id, "name": part.name, "arguments": part.arguments}
+    if isinstance(part, ThinkingBlock.Text):
+        return {"type": "thinking", "text": part.text, "signature": part.signature}
+    if isinstance(part, ThinkingBlock.Redacted):
+        return {"type": "redacted_thinking", "data": part.data}
+    assert isinstance(part, ThinkingBlock.Opaque)
+    return {"type": "opaque_thinking", "provider": part.provider, "data": part.data}
+
+
+def _part_from_dict(data: object, path: str) -> Part:
+    r = Reader(data, path)
+    kind = r.get("type", kind=str)
+    if kind == "text":
+        return str(r.get("text", kind=str))
+    if kind == "tool_call":
+        return ToolCall(r.get("id", kind=str), r.get("name", kind=str), r.get("arguments", kind=dict))
+    if kind == "thinking":
+        return ThinkingBlock.Text(r.get("text", kind=str), r.get("signature", default=None, kind=(str, type(None))))
+    if kind == "redacted_thinking":
+        return ThinkingBlock.Redacted(r.get("data", kind=str))
+    if kind == "opaque_thinking":
+        return ThinkingBlock.Opaque(r.get("provider", kind=str), r.get("data", kind=str))
+    raise ValidationError(f"{path}.type: unknown part type {kind!r}", path=f"{path}.type")
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    """``message.to_dict()``: a JSON-ready dict of every field, binding included
+    (the inverse of ``message_from_dict``)."""
+    if not isinstance(message, Message):
+        raise ValidationError(f"message: expected a Message, got {type(message).__name__}", path="message")
+    return message.to_dict()
+
+
+def message_from_dict(data: Mapping[str, Any], *, path: str = "$") -> Message:
+    """The message written by ``Message.to_dict()``. ``ValidationError`` names the
+    field of anything malformed, under ``path``. A stored binding is kept as
+    stored, never re-derived: on an edited turn it no longer holds."""
+    r = Reader(data, path)
+    role = r.get("role", kind=str)
+    try:
+        if role in ("system", "user"):
+            cls = SystemMessage if role == "system" else UserMessage
+            return cls(r.get("content", kind=str))
+        if role == "tool":
+            return ToolMessage(
+                r.get("content", kind=str),
+                r.get("tool_call_id", kind=str),
+                r.get("is_error", default=False, kind=bool),
+            )
+        if role == "assistant":
+            raw_parts = r.get("parts", kind=list)
+            parts = [_part_from_dict(p, f"{path}.parts[{i}]") for i, p in enumerate(raw_parts)]
+            message = AssistantMessage.from_parts(parts)
+            binding = r.get("binding", default=None, kind=(str, type(None)))
+            return message if binding is None else message._bound(Binding.parse(binding))
+    except ValidationError as err:
+        raise reroot(path, err) from err
+    raise ValidationError(f"{path}.role: unknown role {role!r}", path=f"{path}.role")

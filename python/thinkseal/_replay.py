@@ -1,37 +1,39 @@
-"""The replay decision: which sealed turns go out sealed to a target, and why.
+"""The replay decision: which sealed turns go out sealed to a target, and why
+(docs/fingerprint.md §6 is the specification this module follows).
 
 A turn's sealed thinking is replayed only if its binding names the target
 origin, the turn is unchanged, and the prefix before it (every message *as
 sent* to this target, plus the request context) still has the fingerprint the
-binding recorded. Because each turn's as-sent form feeds the chain of every
-later turn, unsealing one turn unseals all later ones: kept turns are always an
-unbroken leading run.
+binding recorded. Each turn's as-sent form feeds the chain of every later
+turn, so unsealing a turn that used to go out sealed unseals every later turn
+bound over its sealed form. Kept turns need not be a leading run: a turn bound
+over an earlier turn's *unsealed* form (model B's turn after model A's, sent
+to B) is kept while that earlier turn is not.
 
-A decision needs the chain value before its turn, which needs the decisions
-before it; ``walk`` hashes whole ranges in one batch by guessing the prefix
-checks and correcting at the first wrong guess. Its results for the settled
-part of a conversation are kept in a ``ReplayStore`` that conversations derived
-by appending share, so a request after k new messages walks only those k.
+``walk`` decides turn by turn. Its results for the settled part of a
+conversation are kept in a ``ReplayStore`` that conversations derived by
+appending share, so a request after k new messages walks only those k
+(``decide_replay`` does that bookkeeping).
 """
 
 from __future__ import annotations
 
 import threading
 from array import array
-from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Sequence
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Final, Literal, overload
+from typing import Any, Final, Literal, TypeVar, overload
 
 from . import _core
 from ._binding import FINGERPRINT_VERSION, Binding, Origin
+from ._errors import ValidationError
 from ._frozen import Frozen
 from ._messages import AssistantMessage, Message, ToolMessage, UserMessage
 
-if TYPE_CHECKING:
-    from ._messages import ToolCall
-
 CHAIN_START: Final[bytes] = _core.CHAIN_START
+T = TypeVar("T")
+
 
 class Reason(StrEnum):
     """Why an assistant turn goes out sealed (``KEPT``) or unsealed. A ``str``,
@@ -80,38 +82,15 @@ def stray_tool_message(message: ToolMessage) -> UserMessage:
     return UserMessage(stray_tool_text(message))
 
 
-def answered_ids(items: Sequence[Message], turn: int, end: int) -> set[str]:
-    """Ids of the calls of ``items[turn]`` answered in the run of tool messages
-    right after it (system messages in the run are skipped)."""
-    wanted = {c.id for c in items[turn].tool_calls}  # type: ignore[attr-defined]
-    answered: set[str] = set()
-    i = turn + 1
-    while i < end and wanted:
-        role = items[i].role
-        if role == "tool":
-            call_id = items[i].tool_call_id  # type: ignore[attr-defined]
-            if call_id in wanted:
-                wanted.discard(call_id)
-                answered.add(call_id)
-        elif role != "system":
-            break
-        i += 1
-    return answered
-
-
-def paired_calls(message: AssistantMessage, answered: set[str]) -> tuple[ToolCall, ...]:
-    seen: set[str] = set()
-    calls = []
-    for call in message.tool_calls:
-        if call.id in answered and call.id not in seen:
-            seen.add(call.id)
-            calls.append(call)
-    return tuple(calls)
-
-
 class Pairing:
-    """Follows tool pairing through a conversation in one pass: which calls of
-    the last assistant turn are answered, and whether a tool message is."""
+    """Tool pairing, followed through a conversation in one pass: which calls
+    of the last assistant turn are answered, and whether a tool message is.
+
+    A call is answered by the first tool message with its id in the run of tool
+    messages right after its turn (system messages in the run are skipped). A
+    second call with an id already used in the turn is never answered, and a
+    second result for one call is a stray.
+    """
 
     __slots__ = ("_items", "_open", "_total")
 
@@ -120,22 +99,69 @@ class Pairing:
         self._total = total
         self._open: set[str] = set()
 
+    @classmethod
+    def resume(cls, items: Sequence[Message], start: int, total: int) -> Pairing:
+        """A pairing in the state it has just before ``items[start]``: the run
+        of tool and system messages back to the turn before it, replayed."""
+        pairing = cls(items, total)
+        j = start - 1
+        while j >= 0 and items[j].role in ("tool", "system"):
+            j -= 1
+        turn = items[j] if j >= 0 else None
+        if isinstance(turn, AssistantMessage):
+            pairing.assistant(j, turn)
+            for k in range(j + 1, start):
+                message = items[k]
+                if isinstance(message, ToolMessage):
+                    pairing.answers(message)
+        return pairing
+
     def assistant(self, index: int, message: AssistantMessage) -> set[str]:
-        """The answered call ids of the turn at ``index``."""
-        answered = answered_ids(self._items, index, self._total) if message.tool_calls else set()
+        """The answered call ids of the turn at ``index`` (looking ahead)."""
+        answered: set[str] = set()
+        wanted = {c.id for c in message.tool_calls}
+        i = index + 1
+        while i < self._total and wanted:
+            item = self._items[i]
+            if isinstance(item, ToolMessage):
+                if item.tool_call_id in wanted:
+                    wanted.discard(item.tool_call_id)
+                    answered.add(item.tool_call_id)
+            elif item.role != "system":
+                break
+            i += 1
         self._open = set(answered)
         return answered
 
-    def tool(self, message: ToolMessage) -> bool:
+    def answers(self, message: ToolMessage) -> bool:
         """Whether ``message`` answers a still-open call of the turn before it."""
         if message.tool_call_id in self._open:
             self._open.discard(message.tool_call_id)
             return True
         return False
 
-    def other(self, message: Message) -> None:
+    def sent(self, index: int, message: Message, code: int) -> Message:
+        """Message ``index`` as it goes out, given its reason ``code`` (read only
+        for assistant turns). Every route to an as-sent form comes through here."""
+        if isinstance(message, AssistantMessage):
+            return sent_form(message, code, self.assistant(index, message))
+        if isinstance(message, ToolMessage):
+            return message if self.answers(message) else stray_tool_message(message)
         if message.role == "user":
             self._open = set()
+        return message
+
+
+def sent_form(message: AssistantMessage, code: int, answered: set[str]) -> AssistantMessage:
+    """The turn as it goes out: itself when kept, else unsealed; in both cases
+    without the calls no tool result answers. Parts keep their order."""
+    sent = message if code == KEPT else message.unsealed()
+    return sent._only_calls(answered)
+
+
+def has_unpaired_calls(message: AssistantMessage, answered: set[str]) -> bool:
+    """Whether a call of ``message`` goes unanswered (a repeated id counts)."""
+    return len(message.tool_calls) > len(answered)
 
 
 class ReplayEntry(Frozen):
@@ -144,14 +170,18 @@ class ReplayEntry(Frozen):
     __slots__ = ("index", "reason")
     __match_args__ = ("index", "reason", "kept")
     index: int
-    reason: str
+    reason: Reason
 
-    def __init__(self, index: int, reason: str) -> None:
-        self._init(index=index, reason=reason)
+    def __init__(self, index: int, reason: ReasonName | Reason) -> None:
+        try:
+            checked = Reason(reason)
+        except ValueError:
+            raise ValidationError(f"ReplayEntry.reason: unknown reason {reason!r}", path="ReplayEntry.reason") from None
+        self._init(index=index, reason=checked)
 
     @property
     def kept(self) -> bool:
-        return self.reason == "kept"
+        return self.reason is Reason.KEPT
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ReplayEntry):
@@ -162,45 +192,21 @@ class ReplayEntry(Frozen):
         return hash((self.index, self.reason))
 
     def __repr__(self) -> str:
-        return f"ReplayEntry(index={self.index}, reason={self.reason!r})"
-
-
-class WireCache:
-    """Wire messages an adapter built for the settled part of a history, shared
-    like the store it belongs to. ``marks`` records, for each message index the
-    cache was extended to, how many wire messages cover the messages before it,
-    so a conversation whose history ends earlier can still use a prefix."""
-
-    __slots__ = ("encoded", "lock", "marks", "values")
-
-    def __init__(self) -> None:
-        self.values: list[Any] = []
-        self.encoded: list[bytes] = []
-        self.marks: list[tuple[int, int]] = [(0, 0)]
-        self.lock = threading.Lock()
-
-    def mark_at(self, boundary: int) -> tuple[int, int]:
-        """The last ``(message index, wire count)`` mark at or before ``boundary``."""
-        k = bisect_right(self.marks, (boundary, float("inf")))
-        return self.marks[k - 1]
-
-    def extend(self, start: int, end: int, values: Sequence[Any], encoded: Sequence[bytes]) -> None:
-        """Add the wire messages of messages ``start..end``, if the cache still ends at ``start``."""
-        with self.lock:
-            if self.marks[-1][0] != start or end <= start:
-                return
-            self.values.extend(values)
-            self.encoded.extend(encoded)
-            self.marks.append((end, len(self.values)))
+        return f"ReplayEntry(index={self.index}, reason={str(self.reason)!r})"
 
 
 class ReplayStore:
     """Walk results for one (target origin, request context): the chain value
     after each message (32 bytes each), a reason code per message, and the
     indices of assistant turns. Append-only; shared by derived conversations,
-    each of which knows how long a prefix of it is its own (see ``extend``)."""
+    each of which knows how long a prefix of it is its own (see ``extend``).
 
-    __slots__ = ("_lock", "_wire", "chain", "codes", "context", "log", "origin", "turns")
+    It also keeps one opaque slot per key for what other layers derive from the
+    same history (the adapters' wire caches, ``providers/_wire.py``); a slot
+    belongs to one message log and is made anew for another.
+    """
+
+    __slots__ = ("_lock", "_slots", "chain", "codes", "context", "log", "origin", "turns")
 
     def __init__(self, origin: Origin, context: bytes) -> None:
         # The message log (a conversation's append-only storage) whose first
@@ -213,14 +219,16 @@ class ReplayStore:
         self.codes = bytearray()
         self.turns = array("q")
         self._lock = threading.Lock()
-        self._wire: dict[str, WireCache] = {}
+        self._slots: dict[str, tuple[object, Any]] = {}
 
-    def wire_cache(self, key: str) -> WireCache:
+    def slot(self, key: str, log: object, make: Callable[[], T]) -> T:
+        """The value kept under ``key`` for message log ``log``, made by ``make()``
+        when there is none for that log."""
         with self._lock:
-            cache = self._wire.get(key)
-            if cache is None:
-                cache = self._wire[key] = WireCache()
-            return cache
+            entry = self._slots.get(key)
+            if entry is None or entry[0] is not log:
+                entry = self._slots[key] = (log, make())
+            return entry[1]
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -237,34 +245,52 @@ class ReplayStore:
         copy.log = log
         return copy
 
-    def extend(
-        self, length: int, log: object, chain: bytes | bytearray, codes: bytes | bytearray, turns: Sequence[int]
-    ) -> ReplayStore:
-        """This store with entries appended after ``length`` for messages of
-        ``log``; a fork when other entries already follow ``length`` (they belong
-        to another branch), so no conversation's entries are ever overwritten."""
+    def extend(self, length: int, log: object, walked: Walk) -> ReplayStore:
+        """This store with ``walked`` (messages ``length..`` of ``log``) appended;
+        a fork when other entries already follow ``length`` (they belong to
+        another branch), so no conversation's entries are ever overwritten."""
         with self._lock:
             if len(self.codes) == length:
-                self.chain += chain
-                self.codes += codes
-                self.turns.extend(turns)
+                self.chain += walked.chain
+                self.codes += walked.codes
+                self.turns.extend(walked.turns)
                 self.log = log
                 return self
-        fork = self.fork(length, log)
-        fork.extend(length, log, chain, codes, turns)
-        return fork
+        return self.fork(length, log).extend(length, log, walked)
 
 
-class _Walk:
-    """The result of walking messages ``start..end`` after a given chain value."""
+class Walk:
+    """What ``walk`` found for a range of messages: the chain value after each,
+    their reason codes (0 for messages that are not assistant turns), the
+    indices of the assistant turns, and the messages as sent."""
 
-    __slots__ = ("chain", "codes", "sent", "turns")
+    __slots__ = ("_pending", "chain", "codes", "sent", "start_chain", "turns")
 
-    def __init__(self) -> None:
+    def __init__(self, start_chain: bytes) -> None:
+        self.start_chain = start_chain
         self.chain = bytearray()
         self.codes = bytearray()
         self.turns: list[int] = []
         self.sent: list[Message] = []
+        self._pending = 0  # how many of ``sent`` are not chained yet
+
+    def chain_end(self) -> bytes:
+        """The chain value after every message so far (hashing what is pending
+        in one native batch)."""
+        if self._pending:
+            pending = self.sent[-self._pending :]
+            ensure_digests(pending)
+            self.chain += _core.chain(self.last_chain(), b"".join([m.digest for m in pending]))
+            self._pending = 0
+        return self.last_chain()
+
+    def last_chain(self) -> bytes:
+        return bytes(self.chain[-32:]) if self.chain else self.start_chain
+
+    def add(self, sent: Message, code: int) -> None:
+        self.sent.append(sent)
+        self.codes.append(code)
+        self._pending += 1
 
 
 def prefix_digest(origin: Origin, context: bytes, chain_before: bytes) -> bytes:
@@ -273,9 +299,9 @@ def prefix_digest(origin: Origin, context: bytes, chain_before: bytes) -> bytes:
     )
 
 
-def decide_before_chain(message: AssistantMessage, target: Origin) -> int | None:
-    """The reason code of ``message`` when it does not depend on the chain, or
-    None when only its prefix check is left."""
+def decide_without_chain(message: AssistantMessage, target: Origin) -> int | None:
+    """The reason code of ``message`` when it does not depend on the prefix, or
+    None when the prefix check decides (docs/fingerprint.md §6, in order)."""
     if not message.has_sealed_thinking:
         return NO_SEALED
     binding = message.thinking_binding
@@ -290,25 +316,6 @@ def decide_before_chain(message: AssistantMessage, target: Origin) -> int | None
     return None
 
 
-def decide(message: AssistantMessage, target: Origin, context: bytes, chain_before: bytes, unpaired: bool) -> int:
-    """The reason code for replaying ``message`` (whose prefix chain is ``chain_before``) to ``target``."""
-    code = decide_before_chain(message, target)
-    if code is not None:
-        return code
-    assert message.thinking_binding is not None
-    if message.thinking_binding.prefix != prefix_digest(target, context, chain_before):
-        return PREFIX
-    return UNPAIRED if unpaired else KEPT
-
-
-def sent_form(message: AssistantMessage, code: int, answered: set[str]) -> AssistantMessage:
-    """The turn as it goes out: itself when kept, else unsealed, and in either
-    case without the calls that no tool result answers."""
-    sent = message if code == KEPT else message.unsealed()
-    calls = paired_calls(message, answered)
-    return sent if calls == message.tool_calls else sent.with_tool_calls(calls)
-
-
 def ensure_digests(messages: Sequence[Message]) -> None:
     """Compute the missing digests of ``messages`` in one native batch (hashed
     without the GIL, on two threads when the batch is large)."""
@@ -319,118 +326,34 @@ def ensure_digests(messages: Sequence[Message]) -> None:
 
 
 def walk(
-    items: Sequence[Message],
-    start: int,
-    end: int,
-    total: int,
-    chain: bytes,
-    target: Origin,
-    context: bytes,
-    keep_sent: bool = False,
-) -> _Walk:
-    """Decide and chain messages ``start..end`` of ``items[:total]``, after ``chain``.
-
-    ``total`` bounds the look-ahead for tool pairing. A turn's decision can
-    need the chain value before it, which needs the decisions before it; rather
-    than hash turn by turn, the walk guesses that each prefix check agrees with
-    the one before it ("intact" at first), hashes the whole range in one batch,
-    then checks the guesses in order. At the first wrong guess it keeps what
-    came before and walks on from that turn with the other guess. Histories
-    change rarely, so this is one or two batches; past a few wrong guesses it
-    stops guessing ahead and checks turn by turn.
+    items: Sequence[Message], start: int, end: int, total: int, chain: bytes, target: Origin, context: bytes
+) -> Walk:
+    """Decide messages ``start..end`` of ``items[:total]`` for ``target``, turn by
+    turn, after the chain value ``chain``. ``total`` bounds the look-ahead of
+    tool pairing. Messages are hashed in batches: only a prefix check needs the
+    chain value, so the messages since the last check are hashed just before it.
     """
-    result = _Walk()
-    intact, batches = True, 0
-    while start < end:
-        # Every batch after the first follows a wrong guess; past eight of them
-        # the history keeps changing its mind, so check one turn per batch.
-        start, chain, intact = _walk_batch(
-            items, start, end, total, chain, target, context, keep_sent, intact, batches > 8, result
-        )
-        batches += 1
-    return result
-
-
-def _walk_batch(
-    items: Sequence[Message],
-    start: int,
-    end: int,
-    total: int,
-    chain: bytes,
-    target: Origin,
-    context: bytes,
-    keep_sent: bool,
-    intact: bool,
-    one_check: bool,
-    result: _Walk,
-) -> tuple[int, bytes, bool]:
-    """One guessed batch of ``walk``; appends what it got right to ``result`` and
-    returns where to go on from: (index, chain value before it, next guess)."""
-    pairing = Pairing(items, total)
-    if start > 0:
-        _resume_pairing(pairing, items, start)
-    sent_list: list[Message] = []
-    codes = bytearray()
-    turns: list[int] = []
-    checks: list[tuple[int, AssistantMessage, bool]] = []  # (offset, turn, unpaired)
+    out = Walk(chain)
+    pairing = Pairing.resume(items, start, total)
     for i in range(start, end):
         message = items[i]
-        sent: Message = message
-        if isinstance(message, AssistantMessage):
-            if one_check and checks:
-                break
-            answered = pairing.assistant(i, message)
-            # Unanswered calls, and repeats of a call id, are not sent.
-            unpaired = len(paired_calls(message, answered)) < len(message.tool_calls)
-            code = decide_before_chain(message, target)
-            if code is None:
-                checks.append((i - start, message, unpaired))
-                code = (UNPAIRED if unpaired else KEPT) if intact else PREFIX
-            sent = sent_form(message, code, answered)
-            codes.append(code)
-            turns.append(i)
-        else:
-            codes.append(0)
-            if isinstance(message, ToolMessage):
-                if not pairing.tool(message):
-                    sent = stray_tool_message(message)
+        if not isinstance(message, AssistantMessage):
+            out.add(pairing.sent(i, message, 0), 0)
+            continue
+        answered = pairing.assistant(i, message)
+        code = decide_without_chain(message, target)
+        if code is None:
+            assert message.thinking_binding is not None
+            if message.thinking_binding.prefix != prefix_digest(target, context, out.chain_end()):
+                code = PREFIX
+            elif has_unpaired_calls(message, answered):
+                code = UNPAIRED
             else:
-                pairing.other(message)
-        sent_list.append(sent)
-    ensure_digests(sent_list)
-    packed = _core.chain(chain, b"".join([m.digest for m in sent_list]))
-    done = len(sent_list)
-    next_start, next_intact = start + done, intact
-    for offset, message, unpaired in checks:
-        before = chain if offset == 0 else packed[32 * (offset - 1) : 32 * offset]
-        assert message.thinking_binding is not None
-        holds = message.thinking_binding.prefix == prefix_digest(target, context, before)
-        if holds == intact:
-            continue
-        if unpaired:  # it goes out unsealed either way; only the reason differs
-            codes[offset] = UNPAIRED if holds else PREFIX
-            continue
-        done, next_start, next_intact = offset, start + offset, holds
-        break
-    result.chain += packed[: 32 * done]
-    result.codes += codes[:done]
-    result.turns.extend(t for t in turns if t < start + done)
-    if keep_sent:
-        result.sent.extend(sent_list[:done])
-    return next_start, (chain if done == 0 else packed[32 * (done - 1) : 32 * done]), next_intact
-
-
-def _resume_pairing(pairing: Pairing, items: Sequence[Message], start: int) -> None:
-    """Bring ``pairing`` to its state just before ``items[start]``: replay the
-    run of tool and system messages back to the turn before it."""
-    j = start - 1
-    while j >= 0 and items[j].role in ("tool", "system"):
-        j -= 1
-    if j >= 0 and isinstance(items[j], AssistantMessage):
-        pairing.assistant(j, items[j])  # type: ignore[arg-type]
-        for k in range(j + 1, start):
-            if isinstance(items[k], ToolMessage):
-                pairing.tool(items[k])  # type: ignore[arg-type]
+                code = KEPT
+        out.turns.append(i)
+        out.add(sent_form(message, code, answered), code)
+    out.chain_end()
+    return out
 
 
 def settled_end(items: Sequence[Message], total: int) -> int:
@@ -443,20 +366,76 @@ def settled_end(items: Sequence[Message], total: int) -> int:
     return i if i >= 0 and items[i].role == "assistant" else total
 
 
+class MessageLog:
+    """An append-only list of messages shared by conversations derived by
+    appending; each conversation reads only its own prefix of it."""
+
+    __slots__ = ("items", "lock")
+
+    def __init__(self, items: list[Message]) -> None:
+        self.items = items
+        self.lock = threading.Lock()
+
+
+# A conversation's replay caches: per target origin, a store and how many of
+# its entries are this conversation's own.
+ReplayCaches = dict[Origin, tuple[ReplayStore, int]]
+
+
+def decide_replay(log: MessageLog, total: int, caches: ReplayCaches, origin: Origin, context: bytes) -> Replay:
+    """The replay decision for messages ``log.items[:total]`` sent to ``origin``.
+
+    The settled part (``settled_end``) is decided once and kept in the store
+    in ``caches[origin]``, shared with the conversations derived from this one;
+    only the messages after what the store already holds are walked. The tail
+    (an open tool loop) is walked on every request and not stored.
+    """
+    items = log.items
+    store, have = caches.get(origin) or (ReplayStore(origin, context), 0)
+    if store.context != context:
+        store, have = ReplayStore(origin, context), 0
+    settled = settled_end(items, total)
+    if store.log is log:
+        # Entries a longer conversation on this same log already decided.
+        have = max(have, min(len(store), settled))
+    have = min(have, settled)
+    if have < settled:
+        store = store.extend(have, log, walk(items, have, settled, total, store.chain_before(have), origin, context))
+        have = settled
+    caches[origin] = (store, have)
+    tail = walk(items, settled, total, total, store.chain_before(settled), origin, context)
+    return Replay(log, total, origin, context, store, settled, tail)
+
+
+def rebind_messages(items: Sequence[Message], origin: Origin, context: bytes) -> list[Message]:
+    """``items`` with every turn that has sealed thinking bound to its present
+    prefix under ``origin`` (``Conversation.rebind``)."""
+    out = list(items)
+    total = len(out)
+    chain, walked_to = CHAIN_START, 0
+    for i, message in enumerate(out):
+        if isinstance(message, AssistantMessage) and message.has_sealed_thinking:
+            # The messages since the last sealed turn, chained the way they go
+            # out (earlier turns are rebound already, so they go out sealed).
+            chain = walk(out, walked_to, i, total, chain, origin, context).chain_end()
+            walked_to = i
+            prefix = prefix_digest(origin, context, chain)
+            out[i] = message._bound(Binding(origin, FINGERPRINT_VERSION, prefix, message.digest))
+    return out
+
+
 class ReplayReport(Sequence[ReplayEntry]):
     """One ``ReplayEntry`` per assistant turn, in order. Built lazily from the
     shared store, so making one costs nothing per earlier turn."""
 
-    __slots__ = ("_store", "_store_len", "_store_turns", "_tail")
+    __slots__ = ("_replay", "_store_turns")
 
-    def __init__(self, store: ReplayStore, store_len: int, tail: list[tuple[int, int]]) -> None:
-        self._store = store
-        self._store_len = store_len
-        self._store_turns = bisect_left(store.turns, store_len)
-        self._tail = tail
+    def __init__(self, replay: Replay) -> None:
+        self._replay = replay
+        self._store_turns = bisect_left(replay.store.turns, replay.settled)
 
     def __len__(self) -> int:
-        return self._store_turns + len(self._tail)
+        return self._store_turns + len(self._replay.tail.turns)
 
     @overload
     def __getitem__(self, i: int) -> ReplayEntry: ...
@@ -470,11 +449,9 @@ class ReplayReport(Sequence[ReplayEntry]):
             i += n
         if not 0 <= i < n:
             raise IndexError("replay report index out of range")
-        if i < self._store_turns:
-            index = self._store.turns[i]
-            return ReplayEntry(index, reason_of(self._store.codes[index]))
-        index, code = self._tail[i - self._store_turns]
-        return ReplayEntry(index, reason_of(code))
+        replay = self._replay
+        index = replay.store.turns[i] if i < self._store_turns else replay.tail.turns[i - self._store_turns]
+        return ReplayEntry(index, reason_of(replay.code(index)))
 
     def __iter__(self) -> Iterator[ReplayEntry]:
         for i in range(len(self)):
@@ -482,7 +459,7 @@ class ReplayReport(Sequence[ReplayEntry]):
 
     @property
     def kept_count(self) -> int:
-        """How many turns go out sealed (always the first ``kept_count`` turns with sealed thinking)."""
+        """How many turns go out sealed (not necessarily the leading ones: see the module docstring)."""
         return sum(1 for e in self if e.kept)
 
     def __eq__(self, other: object) -> bool:
@@ -502,110 +479,79 @@ class Replay:
     ``report`` says per assistant turn what is kept and why; ``sent(i)`` is
     message ``i`` as it goes out; ``bind(reply)`` binds the provider's reply to
     this request as sent. Provider adapters build their bodies from these.
+
+    Package-internal: ``log`` (the conversation's message storage, compared by
+    identity), ``store`` and ``settled`` (the shared decisions of messages
+    before ``settled``), ``tail`` (the walk of the rest), ``slot`` (a per-key
+    value shared by the conversations on this history, for the wire caches).
     """
 
-    __slots__ = ("_items", "_tail_sent", "_tail_start", "_total", "chain_end", "context", "origin", "report")
+    __slots__ = ("_report", "chain_end", "context", "log", "origin", "settled", "store", "tail", "total")
 
     def __init__(
-        self,
-        items: Sequence[Message],
-        total: int,
-        origin: Origin,
-        context: bytes,
-        report: ReplayReport,
-        tail_start: int,
-        tail_sent: list[Message],
-        chain_end: bytes,
+        self, log: MessageLog, total: int, origin: Origin, context: bytes, store: ReplayStore, settled: int, tail: Walk
     ) -> None:
-        self._items = items
-        self._total = total
+        self.log = log
+        self.total = total
         self.origin = origin
         self.context = context
-        self.report = report
-        self._tail_start = tail_start
-        self._tail_sent = tail_sent
-        self.chain_end = chain_end
+        self.store = store
+        self.settled = settled
+        self.tail = tail
+        self.chain_end = tail.chain_end()
+        self._report: ReplayReport | None = None
+
+    @property
+    def report(self) -> ReplayReport:
+        report = self._report
+        if report is None:
+            report = self._report = ReplayReport(self)
+        return report
 
     def code(self, index: int) -> int:
         """The reason code of message ``index`` (0 for messages that are not assistant turns)."""
-        if index >= self._tail_start:
-            message = self._items[index]
-            if message.role != "assistant":
-                return 0
-            # The tail is short; find its entry.
-            for i, code in self.report._tail:
-                if i == index:
-                    return code
-            return 0
-        return self.report._store.codes[index]
+        if index < self.settled:
+            return self.store.codes[index]
+        return self.tail.codes[index - self.settled]
+
+    def reason(self, index: int) -> Reason | None:
+        """The reason of the assistant turn at ``index`` (None for other messages)."""
+        code = self.code(index)
+        return reason_of(code) if code else None
 
     def kept(self, index: int) -> bool:
         return self.code(index) == KEPT
 
     def sent(self, index: int) -> Message:
         """Message ``index`` as it goes out to this target."""
-        if not 0 <= index < self._total:
+        if not 0 <= index < self.total:
             raise IndexError("message index out of range")
-        if index >= self._tail_start:
-            return self._tail_sent[index - self._tail_start]
-        message = self._items[index]
-        if isinstance(message, AssistantMessage):
-            answered = answered_ids(self._items, index, self._total) if message.tool_calls else set()
-            return sent_form(message, self.code(index), answered)
-        if isinstance(message, ToolMessage):
-            pairing = Pairing(self._items, self._total)
-            _resume_pairing(pairing, self._items, index)
-            return message if pairing.tool(message) else stray_tool_message(message)
-        return message
+        if index >= self.settled:
+            return self.tail.sent[index - self.settled]
+        items = self.log.items
+        return Pairing.resume(items, index, self.total).sent(index, items[index], self.code(index))
 
     def sent_messages(self, start: int = 0, end: int | None = None) -> list[Message]:
         """Messages ``start..end`` (default: all) as they go out to this target, in one pass."""
-        items, total = self._items, self._total
-        end = total if end is None else min(end, total)
-        out: list[Message] = []
-        pairing = Pairing(items, total)
-        if start > 0:
-            _resume_pairing(pairing, items, start)
-        codes = self.report._store.codes
-        for i in range(start, min(end, self._tail_start)):
-            message = items[i]
-            if isinstance(message, AssistantMessage):
-                out.append(sent_form(message, codes[i], pairing.assistant(i, message)))
-            elif isinstance(message, ToolMessage):
-                out.append(message if pairing.tool(message) else stray_tool_message(message))
-            else:
-                pairing.other(message)
-                out.append(message)
-        if end > self._tail_start:
-            out.extend(self._tail_sent[max(start, self._tail_start) - self._tail_start : end - self._tail_start])
+        end = self.total if end is None else min(end, self.total)
+        items, settled = self.log.items, self.settled
+        pairing = Pairing.resume(items, start, self.total)
+        codes = self.store.codes
+        out = [pairing.sent(i, items[i], codes[i]) for i in range(start, min(end, settled))]
+        if end > settled:
+            out.extend(self.tail.sent[max(start, settled) - settled : end - settled])
         return out
 
-    @property
-    def total(self) -> int:
-        """The number of messages in the conversation."""
-        return self._total
-
-    @property
-    def wire_boundary(self) -> int:
-        """An assistant-turn index (or 0) before which the request's wire form is
-        final: no later message can change how messages before it go out, and
-        no wire message spans it. Adapters cache their wire form up to here."""
-        if self._tail_start < self._total:
-            return self._tail_start  # the open assistant turn
-        turns = self.report._store.turns
-        k = bisect_left(turns, self._tail_start)
-        return turns[k - 1] if k else 0
-
     def turn_before(self, index: int) -> int | None:
-        """The index of the last assistant turn before ``index`` (``index`` at most
-        ``wire_boundary``), or None."""
-        turns = self.report._store.turns
-        k = bisect_left(turns, min(index, self._tail_start))
+        """The index of the last assistant turn before ``index`` (at most
+        ``settled``), or None."""
+        turns = self.store.turns
+        k = bisect_left(turns, min(index, self.settled))
         return turns[k - 1] if k else None
 
-    def wire_cache(self, key: str) -> WireCache:
-        """The shared cache of wire messages built under ``key`` (see ``providers._wire``)."""
-        return self.report._store.wire_cache(key)
+    def slot(self, key: str, make: Callable[[], T]) -> T:
+        """A value shared by the conversations on this history under ``key``."""
+        return self.store.slot(key, self.log, make)
 
     def bind(self, reply: AssistantMessage) -> AssistantMessage:
         """``reply`` bound to this request as it was sent, if it has sealed thinking;

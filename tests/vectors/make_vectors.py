@@ -2,7 +2,7 @@
 
 Run once when a fingerprint version is created; never to make a failing test
 pass. The vectors pin the bytes: any change to them is a new fingerprint version
-(docs/fingerprint.md §7). Both `cargo test` (rust/core/tests/vectors.rs) and
+(docs/fingerprint.md §9). Both `cargo test` (rust/core/tests/vectors.rs) and
 pytest (tests/test_vectors.py) check every entry.
 """
 
@@ -22,8 +22,8 @@ from thinkseal import (
     ToolMessage,
     UserMessage,
     _core,
+    message_to_dict,
 )
-from thinkseal._persist import message_to_dict
 
 JCS_CASES = [
     '{"b":2,"a":1,"c":{"z":[],"y":{}}}',

@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import json
+import threading
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -77,6 +79,45 @@ def splice(body: dict[str, Any], field: str, items: Sequence[bytes]) -> bytes:
     return b",".join(parts)
 
 
+class WireCache:
+    """Wire messages an adapter built for the settled part of one message log,
+    shared by the conversations reading that log (kept in the replay store's
+    slot for the adapter's key). ``marks`` records, for each message index the
+    cache was extended to, how many wire messages cover the messages before it,
+    so a conversation whose history ends earlier can still use a prefix."""
+
+    __slots__ = ("encoded", "lock", "marks", "values")
+
+    def __init__(self) -> None:
+        self.values: list[Any] = []
+        self.encoded: list[bytes] = []
+        self.marks: list[tuple[int, int]] = [(0, 0)]
+        self.lock = threading.Lock()
+
+    def mark_at(self, boundary: int) -> tuple[int, int]:
+        """The last ``(message index, wire count)`` mark at or before ``boundary``."""
+        k = bisect_right(self.marks, (boundary, float("inf")))
+        return self.marks[k - 1]
+
+    def extend(self, start: int, end: int, values: Sequence[Any], encoded: Sequence[bytes]) -> None:
+        """Add the wire messages of messages ``start..end``, if the cache still ends at ``start``."""
+        with self.lock:
+            if self.marks[-1][0] != start or end <= start:
+                return
+            self.values.extend(values)
+            self.encoded.extend(encoded)
+            self.marks.append((end, len(self.values)))
+
+
+def wire_boundary(replay: Replay) -> int:
+    """An assistant-turn index (or 0) before which the request's wire form is
+    final: no later message can change how messages before it go out, and no
+    wire message spans it."""
+    if replay.settled < replay.total:
+        return replay.settled  # the open assistant turn
+    return replay.turn_before(replay.settled) or 0
+
+
 Segment = Callable[[Sequence[Message]], tuple[list[Any], list[bytes]]]
 
 
@@ -93,18 +134,18 @@ def wire_messages(
     ``build_segment(sent)`` maps a run of as-sent messages that starts at an
     assistant turn (or the first message) and ends before one (or at the end) to
     ``(wire values, their JSON bytes)``. The part of the history before
-    ``replay.wire_boundary`` is built once and shared by later requests (under
+    ``wire_boundary(replay)`` is built once and shared by later requests (under
     ``key``, which must name everything the wire form depends on besides the
     messages), so a request after k new messages maps only those k; the rest
     is list copies. ``starts_wire_message(turn)`` says whether an as-sent
     assistant turn starts a wire message (an adapter that leaves empty turns
     out lets the messages around them merge, so they are no place to cut).
     """
-    boundary: int | None = replay.wire_boundary
+    boundary: int | None = wire_boundary(replay)
     while boundary and not starts_wire_message(replay.sent(boundary)):  # type: ignore[arg-type]
         boundary = replay.turn_before(boundary)
     boundary = boundary or 0
-    cache = replay.wire_cache(key)
+    cache = replay.slot(key, WireCache)
     upto, count = cache.mark_at(boundary)
     if upto < boundary and cache.marks[-1][0] == upto:
         values, encoded = build_segment(replay.sent_messages(upto, boundary))

@@ -1,11 +1,11 @@
-"""The walk guesses prefix checks in batches (see ``_replay.walk``); these
-histories make it guess wrong in both directions, more than once, and must
-still give the decisions a turn-by-turn walk gives."""
+"""Long histories whose prefix checks flip between holding and failing, more
+than once: decided cold (from stored JSON), grown one message at a time, and by
+the reference model of the test suite, they must all agree."""
 
 from __future__ import annotations
 
-from thinkseal import AssistantMessage, Conversation, Message, Origin, ThinkingBlock, UserMessage
-from thinkseal._testing import respond
+from thinkseal import AssistantMessage, Conversation, Message, Origin, Reason, ThinkingBlock, UserMessage
+from thinkseal.testing import respond
 
 from .test_properties import reference_replay
 
@@ -36,11 +36,11 @@ def test_alternating_breaks_and_rebinds() -> None:
     reasons = [e.reason for e in fresh.replay_report(CLAUDE)]
     # Turns bound before the last edit (k = 0..11 with edits after 2, 5, 8, 11)
     # all fail their prefix: the last edit came after every turn.
-    assert reasons == ["prefix-changed"] * 12
+    assert reasons == [Reason.PREFIX_CHANGED] * 12
     # Now continue after the last edit: new turns hold again, the old ones do not.
     for k in range(12, 16):
         fresh = respond(fresh, CLAUDE, sealed(k)).append(UserMessage(f"u{k}"))
-        expected = ["prefix-changed"] * 12 + ["kept"] * (k - 11)
+        expected = [Reason.PREFIX_CHANGED] * 12 + [Reason.KEPT] * (k - 11)
         assert [e.reason for e in Conversation.from_json(fresh.to_json()).replay_report(CLAUDE)] == expected
 
 
@@ -65,6 +65,6 @@ def test_turn_bound_after_an_unsealed_turn_is_kept_and_chain_matches_step_by_ste
     assert [(e.index, e.reason) for e in cold.report] == ref_report
     assert cold.chain_end == ref_chain
     reasons = [e.reason for e in cold.report]
-    assert reasons[0] == "unbound"
-    assert "kept" in reasons
-    assert "prefix-changed" in reasons
+    assert reasons[0] == Reason.UNBOUND
+    assert Reason.KEPT in reasons
+    assert Reason.PREFIX_CHANGED in reasons
