@@ -3,12 +3,14 @@ chain (orjson + the blake3 package) as the baseline thinkseal is measured agains
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import blake3
 import orjson
 
-from thinkseal import AssistantMessage, Message, ThinkingBlock, ToolCall, ToolMessage, UserMessage
+from thinkseal import AssistantMessage, Conversation, Message, ThinkingBlock, ToolCall, ToolMessage, UserMessage
+from thinkseal.testing import respond
 
 PAD = "lorem ipsum dolor sit amet " * 20  # 540 characters
 
@@ -33,9 +35,6 @@ def history(n: int) -> list[Message]:
 
 def bound_history(n: int, origin: Any) -> list[Message]:
     """``history(n)`` with every assistant turn bound as its provider would bind it."""
-    from thinkseal import Conversation
-    from thinkseal._testing import respond
-
     conv = Conversation()
     for m in history(n):
         conv = respond(conv, origin, m) if isinstance(m, AssistantMessage) else conv.append(m)
@@ -73,7 +72,5 @@ def python_chain(messages: list[Message]) -> bytes:
 
 def fresh_copies(messages: list[Message]) -> list[Message]:
     """New objects with no cached digest (the cold case)."""
-    import pickle
-
     copies: list[Message] = pickle.loads(pickle.dumps(messages))
     return copies

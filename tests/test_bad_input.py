@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+import thinkseal
 from thinkseal import (
     AssistantMessage,
     Binding,
@@ -748,8 +749,6 @@ def test_hostile_messages_in_a_conversation_are_refused_up_front():
 
 
 def test_error_hierarchy():
-    import thinkseal
-
     assert issubclass(thinkseal.ValidationError, thinkseal.ThinksealError)
     assert issubclass(thinkseal.ValidationError, ValueError)
     assert issubclass(thinkseal.ResponseError, thinkseal.ThinksealError)
@@ -761,8 +760,6 @@ def test_error_hierarchy():
 
 
 def test_contract_names_are_public():
-    import thinkseal
-
     names = [
         "ThinkingBlock",
         "Message",

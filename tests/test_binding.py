@@ -1,4 +1,4 @@
-"""Origin and Binding (API.md "Origin and binding")."""
+"""Origin and Binding (docs/api.md "Origin and binding")."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from thinkseal import (
     UserMessage,
     ValidationError,
 )
-from thinkseal._testing import bind_reply
+from thinkseal.testing import bind_reply
 
 Text = ThinkingBlock.Text
 SECRET_SIGNATURE = "SIGNATURE-SECRET-d41d8cd98f00b204"

@@ -1,4 +1,4 @@
-"""ThinkingBlock: the three kinds, sealing, validation and value semantics (API.md "Thinking blocks")."""
+"""ThinkingBlock: the three kinds, sealing, validation and value semantics (docs/api.md "Thinking blocks")."""
 
 from __future__ import annotations
 
@@ -285,8 +285,6 @@ def test_repr_names_the_kind():
 
 
 def test_the_common_bases_are_not_values() -> None:
-    import thinkseal
-
     with pytest.raises(TypeError, match="common base"):
         ThinkingBlock()
     with pytest.raises(TypeError, match="common base"):

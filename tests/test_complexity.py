@@ -13,13 +13,16 @@ from thinkseal import (
     AssistantMessage,
     Conversation,
     Origin,
+    Replay,
     ThinkingBlock,
+    Tool,
     ToolCall,
     ToolMessage,
     UserMessage,
     _replay,
+    provider,
 )
-from thinkseal._testing import respond
+from thinkseal.testing import respond
 
 CLAUDE = Origin("anthropic", "claude-sonnet-4-5")
 
@@ -93,7 +96,7 @@ def test_a_branch_or_edit_rehashes_only_what_changed(monkeypatch: pytest.MonkeyP
 
 
 def test_cached_prefix_costs_at_most_40_bytes() -> None:
-    """DESIGN.md: ≤ 40 bytes per cached prefix, no hasher snapshots kept."""
+    """docs/performance.md: ≤ 40 bytes per cached prefix, no hasher snapshots kept."""
     conv = tool_loop_history(3_000)
     conv.replay(CLAUDE)
     store, length = conv._replay[CLAUDE]
@@ -106,9 +109,6 @@ def test_cached_prefix_costs_at_most_40_bytes() -> None:
 def test_prepare_after_one_turn_maps_only_new_messages(provider_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """An unchanged turn's wire form is built once: the next request maps only
     the messages since the last assistant turn (the rest is list copies)."""
-    from thinkseal import provider
-    from thinkseal._replay import Replay
-
     origin = Origin(provider_id, "m")
     adapter = provider(provider_id)
     options = {"max_tokens": 1024} if provider_id == "anthropic" else {}
@@ -116,8 +116,6 @@ def test_prepare_after_one_turn_maps_only_new_messages(provider_id: str, monkeyp
     def grow(conv: Conversation, i: int) -> Conversation:
         reply = AssistantMessage(None, [ToolCall(f"call{i:05d}a", "step", {"i": i})], [ThinkingBlock.Text(f"t{i}")])
         return respond(conv, origin, reply).append(ToolMessage(f"done {i}", f"call{i:05d}a"))
-
-    from thinkseal import Tool
 
     conv = Conversation([UserMessage("start")], [Tool("step")])
     for i in range(300):

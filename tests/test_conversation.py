@@ -1,4 +1,4 @@
-"""Tool, response format and Conversation (API.md "Tools, response format, conversation")."""
+"""Tool, response format and Conversation (docs/api.md "Tools, response format, conversation")."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from thinkseal import (
     AssistantMessage,
     Conversation,
     Origin,
+    Reason,
     SystemMessage,
     ThinkingBlock,
     Tool,
@@ -21,7 +22,7 @@ from thinkseal import (
     UserMessage,
     ValidationError,
 )
-from thinkseal._testing import respond
+from thinkseal.testing import respond
 
 Text = ThinkingBlock.Text
 ORIGIN = Origin("anthropic", "claude-test")
@@ -330,7 +331,7 @@ def test_pickle_round_trip_keeps_bindings(protocol):
     restored = pickle.loads(pickle.dumps(c, protocol=protocol))
     assert restored == c
     assert restored[-1].thinking_binding == c[-1].thinking_binding
-    assert restored.replay_report(ORIGIN)[0].reason == "kept"
+    assert restored.replay_report(ORIGIN)[0].reason == Reason.KEPT
 
 
 def test_copy_and_deepcopy():
@@ -358,9 +359,9 @@ def history(n: int = 3) -> list:
 
 def test_rebind_binds_every_sealed_turn():
     c = Conversation(history(3), [WEATHER])
-    assert [e.reason for e in c.replay_report(ORIGIN)] == ["unbound"] * 3
+    assert [e.reason for e in c.replay_report(ORIGIN)] == [Reason.UNBOUND] * 3
     r = c.rebind(ORIGIN)
-    assert [e.reason for e in r.replay_report(ORIGIN)] == ["kept"] * 3
+    assert [e.reason for e in r.replay_report(ORIGIN)] == [Reason.KEPT] * 3
     for m in r:
         if isinstance(m, AssistantMessage):
             assert m.thinking_binding is not None
@@ -380,12 +381,12 @@ def test_rebind_leaves_unsealed_turns_unbound():
     c = Conversation([UserMessage("q"), AssistantMessage("a", (), [Text("plain")]), UserMessage("q2")])
     r = c.rebind(ORIGIN)
     assert r[1].thinking_binding is None
-    assert r.replay_report(ORIGIN)[0].reason == "no-sealed-thinking"
+    assert r.replay_report(ORIGIN)[0].reason == Reason.NO_SEALED_THINKING
 
 
 def test_rebind_only_holds_for_its_origin():
     r = Conversation(history(2)).rebind(ORIGIN)
-    assert [e.reason for e in r.replay_report(Origin("anthropic", "other"))] == ["origin-mismatch"] * 2
+    assert [e.reason for e in r.replay_report(Origin("anthropic", "other"))] == [Reason.ORIGIN_MISMATCH] * 2
 
 
 def test_rebind_agrees_with_bindings_made_by_receive():
@@ -394,7 +395,7 @@ def test_rebind_agrees_with_bindings_made_by_receive():
     stripped = received.with_messages(
         [m.with_thinking(m.thinking) if isinstance(m, AssistantMessage) else m for m in received]
     )
-    assert [e.reason for e in stripped.replay_report(ORIGIN)] == ["unbound", "unbound"]
+    assert [e.reason for e in stripped.replay_report(ORIGIN)] == [Reason.UNBOUND, Reason.UNBOUND]
     rebound = stripped.rebind(ORIGIN)
     assert rebound == received
 
@@ -402,8 +403,8 @@ def test_rebind_agrees_with_bindings_made_by_receive():
 def test_rebind_replaces_stale_bindings():
     c = respond(Conversation([UserMessage("q")]), ORIGIN, sealed("a")).append(UserMessage("q2"))
     edited = c.with_messages([UserMessage("edited q"), *c.messages[1:]])
-    assert edited.replay_report(ORIGIN)[0].reason == "prefix-changed"
-    assert edited.rebind(ORIGIN).replay_report(ORIGIN)[0].reason == "kept"
+    assert edited.replay_report(ORIGIN)[0].reason == Reason.PREFIX_CHANGED
+    assert edited.rebind(ORIGIN).replay_report(ORIGIN)[0].reason == Reason.KEPT
 
 
 def test_rebind_validates_origin():
@@ -422,4 +423,4 @@ def test_rebind_with_tool_loop():
         AssistantMessage("It is sunny.", (), [Text("done", "s2")]),
     ]
     r = Conversation(ms, [WEATHER]).rebind(ORIGIN)
-    assert [e.reason for e in r.replay_report(ORIGIN)] == ["kept", "kept"]
+    assert [e.reason for e in r.replay_report(ORIGIN)] == [Reason.KEPT, Reason.KEPT]

@@ -1,4 +1,4 @@
-"""Messages and tool calls (API.md "Messages"), including the sealing rules of an
+"""Messages and tool calls (docs/api.md "Messages"), including the sealing rules of an
 assistant turn and every route by which a binding could survive a change."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from thinkseal import (
     UserMessage,
     ValidationError,
 )
-from thinkseal._testing import bind_reply
+from thinkseal.testing import bind_reply
 
 Text = ThinkingBlock.Text
 Redacted = ThinkingBlock.Redacted

@@ -12,6 +12,7 @@ from thinkseal import (
     AssistantMessage,
     Conversation,
     Origin,
+    Reason,
     SystemMessage,
     ThinkingBlock,
     Tool,
@@ -20,8 +21,9 @@ from thinkseal import (
     UserMessage,
     ValidationError,
     message_from_dict,
+    message_to_dict,
 )
-from thinkseal._testing import respond
+from thinkseal.testing import respond
 
 Text = ThinkingBlock.Text
 Redacted = ThinkingBlock.Redacted
@@ -80,7 +82,7 @@ def test_round_trip_keeps_replay_decisions():
     c = rich_conversation()
     back = Conversation.from_json(c.to_json())
     assert list(back.replay_report(ORIGIN)) == list(c.replay_report(ORIGIN))
-    assert [e.reason for e in back.replay_report(ORIGIN)][:2] == ["kept", "kept"]
+    assert [e.reason for e in back.replay_report(ORIGIN)][:2] == [Reason.KEPT, Reason.KEPT]
     assert back.replay(ORIGIN).chain_end == c.replay(ORIGIN).chain_end
 
 
@@ -221,7 +223,7 @@ def test_message_from_dict_with_edited_turn_keeps_stale_binding_which_no_longer_
     assert edited.thinking_binding == c[2].thinking_binding
     ms = list(c)
     ms[2] = edited
-    assert c.with_messages(ms).replay_report(ORIGIN)[0].reason == "turn-changed"
+    assert c.with_messages(ms).replay_report(ORIGIN)[0].reason == Reason.TURN_CHANGED
 
 
 def test_edited_history_in_a_stored_file_is_prefix_changed():
@@ -229,17 +231,17 @@ def test_edited_history_in_a_stored_file_is_prefix_changed():
     doc = json.loads(c.to_json())
     doc["messages"][0]["content"] = "q (edited on disk)"
     loaded = Conversation.from_json(json.dumps(doc))
-    assert [e.reason for e in loaded.replay_report(ORIGIN)][:2] == ["prefix-changed", "prefix-changed"]
+    assert [e.reason for e in loaded.replay_report(ORIGIN)][:2] == [Reason.PREFIX_CHANGED, Reason.PREFIX_CHANGED]
 
 
 def test_stored_tools_or_format_edited_is_prefix_changed():
     c = rich_conversation()
     doc = json.loads(c.to_json())
     doc["tools"][1]["description"] = "changed"
-    assert Conversation.from_json(json.dumps(doc)).replay_report(ORIGIN)[0].reason == "prefix-changed"
+    assert Conversation.from_json(json.dumps(doc)).replay_report(ORIGIN)[0].reason == Reason.PREFIX_CHANGED
     doc = json.loads(c.to_json())
     doc["response_format"] = {"type": "json_object"}
-    assert Conversation.from_json(json.dumps(doc)).replay_report(ORIGIN)[0].reason == "prefix-changed"
+    assert Conversation.from_json(json.dumps(doc)).replay_report(ORIGIN)[0].reason == Reason.PREFIX_CHANGED
 
 
 def test_stored_json_values_reordered_keep_the_binding():
@@ -435,3 +437,18 @@ def test_message_from_dict_refuses(data, path):
 def test_message_from_dict_is_exported():
     assert "message_from_dict" in thinkseal.__all__
     assert thinkseal.message_from_dict is message_from_dict
+
+
+def test_message_to_dict_is_the_exported_twin_of_to_dict():
+    assert "message_to_dict" in thinkseal.__all__
+    assert thinkseal.message_to_dict is message_to_dict
+    for message in rich_conversation():
+        assert message_to_dict(message) == message.to_dict()
+        assert message_from_dict(message_to_dict(message)) == message
+
+
+@pytest.mark.parametrize("value", [None, "user", {"role": "user", "content": "x"}, Tool("t")])
+def test_message_to_dict_refuses_what_is_not_a_message(value):
+    with pytest.raises(ValidationError) as info:
+        message_to_dict(value)
+    assert info.value.path == "message"

@@ -1,7 +1,7 @@
 """thinkseal: keep an LLM's thinking exactly as each provider returned it, and
 replay it only where it still holds.
 
-See README.md for a tour and API.md for the contract.
+See README.md for a tour and docs/api.md for the contract.
 """
 
 from __future__ import annotations
@@ -10,9 +10,17 @@ from ._binding import FINGERPRINT_VERSION, Binding, Origin
 from ._blocks import ThinkingBlock
 from ._conversation import Conversation
 from ._errors import ReplayError, ResponseError, ThinksealError, ValidationError
-from ._messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
-from ._persist import message_from_dict
-from ._replay import Replay, ReplayEntry, ReplayReport
+from ._messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    message_from_dict,
+    message_to_dict,
+)
+from ._replay import Reason, ReasonName, Replay, ReplayEntry, ReplayReport
 from ._tool import Tool
 from .providers import PreparedRequest, provider
 
@@ -26,6 +34,8 @@ __all__ = [
     "Message",
     "Origin",
     "PreparedRequest",
+    "Reason",
+    "ReasonName",
     "Replay",
     "ReplayEntry",
     "ReplayError",
@@ -40,5 +50,6 @@ __all__ = [
     "UserMessage",
     "ValidationError",
     "message_from_dict",
+    "message_to_dict",
     "provider",
 ]

@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from . import AssistantMessage, Conversation, Origin, ThinksealError, UserMessage
+from . import AssistantMessage, Conversation, Origin, ThinksealError, UserMessage, provider
 
 
 def _origin(text: str) -> Origin:
@@ -90,8 +90,6 @@ def main(argv: list[str] | None = None) -> int:
 def _body(conversation: Conversation, target: Origin) -> object:
     """The body ``provider(target.provider)`` prepares for ``target.model``
     (with the one option a provider requires: Anthropic's ``max_tokens``)."""
-    from . import provider
-
     options: dict[str, Any] = {"max_tokens": 4096} if target.provider == "anthropic" else {}
     adapter = provider(target.provider, account=target.account)
     return adapter.prepare(conversation, model=target.model, **options).body

@@ -8,12 +8,12 @@ from urllib.parse import quote, unquote
 
 from . import _core
 from ._errors import ValidationError
-from ._frozen import Frozen, check_str
+from ._frozen import Value, check_str
 
 FINGERPRINT_VERSION: int = _core.FINGERPRINT_VERSION
 
 
-class Origin(Frozen):
+class Origin(Value):
     """The provider adapter id, the configured model and, optionally, the account.
 
     ``model`` is the model the request was configured with, not the one a router
@@ -22,6 +22,7 @@ class Origin(Frozen):
 
     __slots__ = ("account", "model", "provider")
     __match_args__ = ("provider", "model", "account")
+    _repr_omit_none = frozenset({"account"})
     provider: str
     model: str
     account: str | None
@@ -33,27 +34,6 @@ class Origin(Frozen):
             account=None if account is None else (check_str(account, "Origin.account") or None),
         )
 
-    def _key(self) -> tuple[str, str, str | None]:
-        return (self.provider, self.model, self.account)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Origin):
-            return NotImplemented
-        return self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (Origin, self._key())
-
-    def __replace__(self, **changes: Any) -> Origin:
-        return Origin(**{"provider": self.provider, "model": self.model, "account": self.account, **changes})
-
-    def __repr__(self) -> str:
-        extra = f", account={self.account!r}" if self.account is not None else ""
-        return f"Origin(provider={self.provider!r}, model={self.model!r}{extra})"
-
 
 _HEX64 = "[0-9a-f]{64}"
 _BINDING_RE = re.compile(rf"thinkseal-binding/([0-9]{{1,9}});([^;]*);([^;]*);([^;]*);({_HEX64});({_HEX64})")
@@ -63,7 +43,7 @@ def _field(text: str) -> str:
     return quote(text, safe="-._~:@/+")
 
 
-class Binding(Frozen):
+class Binding(Value):
     """The fingerprint of the request a sealed turn answered, and of the turn itself.
 
     Opaque to users: compare, store (``str(b)``, ``Binding.parse``) and read
@@ -74,6 +54,7 @@ class Binding(Frozen):
     """
 
     __slots__ = ("origin", "prefix", "turn", "version")
+    __match_args__ = ("origin", "version", "prefix", "turn")
     origin: Origin
     version: int
     prefix: bytes
@@ -109,20 +90,8 @@ class Binding(Frozen):
         origin = Origin(unquote(provider), unquote(model), unquote(account[1:]) if account else None)
         return cls(origin, int(version), bytes.fromhex(prefix), bytes.fromhex(turn))
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Binding):
-            return NotImplemented
-        return (self.origin, self.version, self.prefix, self.turn) == (
-            other.origin,
-            other.version,
-            other.prefix,
-            other.turn,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.origin, self.version, self.prefix, self.turn))
-
     def __reduce__(self) -> tuple[Any, ...]:
+        # Through the text form, so a pickle is checked as strictly as a stored binding.
         return (Binding.parse, (str(self),))
 
     def __repr__(self) -> str:

@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any, ClassVar, Self
 
 from ._errors import ValidationError
-from ._frozen import Frozen, check_optional_str, check_str
+from ._frozen import Value, check_optional_str, check_str
 
 
-class ThinkingBlock(Frozen):
+class ThinkingBlock(Value):
     """Base of ``ThinkingBlock.Text``, ``ThinkingBlock.Redacted``, ``ThinkingBlock.Opaque``."""
 
     __slots__ = ()
@@ -27,29 +27,6 @@ class ThinkingBlock(Frozen):
     @property
     def is_sealed(self) -> bool:
         raise NotImplementedError
-
-    def _key(self) -> tuple[Any, ...]:
-        raise NotImplementedError
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._key() == other._key()  # type: ignore[attr-defined,no-any-return]
-
-    def __hash__(self) -> int:
-        return hash((type(self).__name__, self._key()))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), self._key())
-
-    def __replace__(self, **changes: Any) -> ThinkingBlock:
-        fields = dict(zip(type(self).__match_args__, self._key(), strict=True))  # type: ignore[attr-defined]
-        fields.update(changes)
-        return type(self)(**fields)
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{n}={v!r}" for n, v in zip(type(self).__match_args__, self._key(), strict=True))  # type: ignore[attr-defined]
-        return f"ThinkingBlock.{type(self).__name__}({args})"
 
 
 class Text(ThinkingBlock):
@@ -73,9 +50,6 @@ class Text(ThinkingBlock):
     def is_sealed(self) -> bool:
         return self.signature is not None
 
-    def _key(self) -> tuple[Any, ...]:
-        return (self.text, self.signature)
-
 
 class Redacted(ThinkingBlock):
     __slots__ = ("data",)
@@ -89,9 +63,6 @@ class Redacted(ThinkingBlock):
     @property
     def is_sealed(self) -> bool:
         return True
-
-    def _key(self) -> tuple[Any, ...]:
-        return (self.data,)
 
 
 class Opaque(ThinkingBlock):
@@ -110,9 +81,6 @@ class Opaque(ThinkingBlock):
     @property
     def is_sealed(self) -> bool:
         return True
-
-    def _key(self) -> tuple[Any, ...]:
-        return (self.provider, self.data)
 
 
 def unsigned_text(text: str) -> Text:

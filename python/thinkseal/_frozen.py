@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+from typing import Any, ClassVar, NoReturn, Self
 
 from ._errors import ValidationError
 
@@ -21,6 +21,68 @@ class Frozen:
     def _init(self, **fields: Any) -> None:
         for name, value in fields.items():
             object.__setattr__(self, name, value)
+
+
+class Value(Frozen):
+    """Base of the value types (thinking blocks, ``Origin``, ``Binding``, ``Tool``,
+    ``ToolCall``): everything but validation is derived from one declaration.
+
+    A subclass declares ``__match_args__``: its constructor's parameters, in
+    order, each stored as the attribute of that name. From it come
+
+    - ``__eq__`` and ``__hash__`` over ``_key()``. A value equals only values of
+      the class that declared the fields (a subclass that declares none compares
+      as that class does).
+    - ``__reduce__`` (pickling, ``copy``) and ``__replace__`` (``copy.replace``),
+      both through the constructor, so every copy is validated again.
+    - ``__repr__``: ``Kind(name=value, ...)``, leaving out the fields named in
+      ``_repr_omit_none`` while they are None.
+
+    ``_args()`` are the constructor arguments (by default the attributes) and
+    ``_key()`` what equality compares (by default ``_args()``); a type that
+    stores JSON overrides both, to pass plain dicts and to compare canonical bytes.
+    """
+
+    __slots__ = ()
+    __match_args__: ClassVar[tuple[str, ...]]
+    _value_class: ClassVar[type[Value]]
+    _repr_omit_none: ClassVar[frozenset[str]] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__match_args__" in cls.__dict__:
+            cls._value_class = cls
+
+    def _args(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__match_args__)
+
+    def _key(self) -> tuple[Any, ...]:
+        return self._args()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Value) or other._value_class is not self._value_class:
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash((self._value_class.__name__, self._key()))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), self._args())
+
+    def __replace__(self, **changes: Any) -> Self:
+        fields = dict(zip(self.__match_args__, self._args(), strict=True))
+        fields.update(changes)
+        return type(self)(**fields)
+
+    def __repr__(self) -> str:
+        omit = self._repr_omit_none
+        args = ", ".join(
+            f"{name}={value!r}"
+            for name, value in zip(self.__match_args__, self._args(), strict=True)
+            if value is not None or name not in omit
+        )
+        return f"{type(self).__qualname__}({args})"
 
 
 def check_str(value: object, path: str, *, blank_ok: bool = True) -> str:

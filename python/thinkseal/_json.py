@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any, NoReturn, TypeAlias
 
 from . import _core
+from ._errors import ValidationError
 
 # What "JSON" means in the docs. Signatures take ``Mapping[str, object]`` (as the
 # provider SDKs do): a recursive alias makes mypy reject ordinary dict literals
@@ -104,6 +105,4 @@ def freeze_json(value: object, root: str) -> tuple[Any, bytes]:
 def require_object(value: object, root: str) -> None:
     """Refuse anything but a JSON object (a ``dict``) at ``root``."""
     if not isinstance(value, dict):
-        from ._errors import ValidationError
-
         raise ValidationError(f"{root}: expected a JSON object (dict), got {type(value).__name__}", path=root)

@@ -1,17 +1,20 @@
-"""Tool definitions offered to the model."""
+"""Tool definitions offered to the model, and their dict form in a stored
+conversation (docs/persistence.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from ._frozen import Frozen, check_str
+from ._errors import ValidationError
+from ._frozen import Value, check_str
 from ._json import freeze_json, require_object
+from ._reader import Reader, reroot
 
 _EMPTY_PARAMETERS: Mapping[str, object] = {"type": "object", "properties": {}}
 
 
-class Tool(Frozen):
+class Tool(Value):
     """A tool the model may call. ``parameters`` is a JSON Schema object (read-only)."""
 
     __slots__ = ("_parameters_jcs", "description", "name", "parameters")
@@ -31,23 +34,24 @@ class Tool(Frozen):
             _parameters_jcs=canonical,
         )
 
-    def _key(self) -> tuple[str, str, bytes]:
+    def _args(self) -> tuple[Any, ...]:
+        return (self.name, self.description, dict(self.parameters))
+
+    def _key(self) -> tuple[Any, ...]:
         return (self.name, self.description, self._parameters_jcs)
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Tool):
-            return NotImplemented
-        return self._key() == other._key()
 
-    def __hash__(self) -> int:
-        return hash(self._key())
+def tool_to_dict(tool: Tool) -> dict[str, Any]:
+    return {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (Tool, (self.name, self.description, dict(self.parameters)))
 
-    def __replace__(self, **changes: Any) -> Tool:
-        fields = {"name": self.name, "description": self.description, "parameters": self.parameters}
-        return Tool(**{**fields, **changes})
-
-    def __repr__(self) -> str:
-        return f"Tool(name={self.name!r}, description={self.description!r}, parameters={dict(self.parameters)!r})"
+def tool_from_dict(data: object, path: str) -> Tool:
+    r = Reader(data, path)
+    try:
+        return Tool(
+            r.get("name", kind=str),
+            r.get("description", default="", kind=str),
+            r.get("parameters", default=_EMPTY_PARAMETERS, kind=dict),
+        )
+    except ValidationError as err:
+        raise reroot(path, err) from err
