@@ -1,4 +1,4 @@
-"""The README's Python tour runs as written (so it stays true)."""
+"""The Python examples of README.md and docs/api.md run as written (so they stay true)."""
 
 from __future__ import annotations
 
@@ -20,3 +20,14 @@ def test_readme_tour_runs(capsys) -> None:
     assert "prefix-changed" in out
     assert isinstance(namespace["reply"], thinkseal.AssistantMessage)
     assert namespace["reply"].thinking_binding is not None
+
+
+def test_api_page_examples_run(capsys) -> None:
+    """docs/api.md's examples, run in order as one script: their own asserts
+    (27 of them) check each documented behaviour, so the page stays true."""
+    text = (Path(__file__).parents[1] / "docs" / "api.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) >= 5
+    namespace: dict[str, object] = {}
+    exec(compile("\n".join(blocks), "docs/api.md", "exec"), namespace)
+    assert isinstance(namespace["history"], thinkseal.Conversation)
