@@ -5,11 +5,11 @@
 use serde_json::Value;
 use thinkseal_core::digest;
 use thinkseal_core::encode;
-use thinkseal_core::model::{Context, Origin, Tool};
+use thinkseal_core::model::{Context, Origin};
 
 mod common;
 
-use common::{canonical, digest_from_hex, hex, message, s, vector_file};
+use common::{canonical, digest_from_hex, hex, message, s, tools, vector_file};
 
 fn vectors() -> Value {
     vector_file("fingerprint-v1.json")
@@ -78,16 +78,7 @@ fn context_and_prefix() {
             .iter()
             .map(s)
             .collect(),
-        tools: ctx["tools"]
-            .as_array()
-            .expect("tools")
-            .iter()
-            .map(|t| Tool {
-                name: s(&t["name"]),
-                description: s(&t["description"]),
-                parameters_jcs: canonical(&t["parameters"]),
-            })
-            .collect(),
+        tools: tools(&ctx["tools"]),
         response_format_jcs: Some(canonical(&ctx["response_format"])),
     };
     let context_digest = digest::context_digest(&context);

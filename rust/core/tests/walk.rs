@@ -7,11 +7,11 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 use thinkseal_core::digest::{self, Digest};
-use thinkseal_core::model::{Block, Context, Message, Origin, Part, Tool};
+use thinkseal_core::model::{Block, Context, Message, Origin, Part};
 
 mod common;
 
-use common::{canonical, digest_from_hex, hex, message, s, vector_file};
+use common::{canonical, digest_from_hex, hex, message, s, tools, vector_file};
 
 /// A binding read back from its text form (§7).
 struct Binding {
@@ -207,16 +207,7 @@ fn context_of(case: &Value, messages: &[Message]) -> Context {
                 _ => None,
             })
             .collect(),
-        tools: case["tools"]
-            .as_array()
-            .expect("tools")
-            .iter()
-            .map(|t| Tool {
-                name: s(&t["name"]),
-                description: s(&t["description"]),
-                parameters_jcs: canonical(&t["parameters"]),
-            })
-            .collect(),
+        tools: tools(&case["tools"]),
         response_format_jcs: match &case["response_format"] {
             Value::Null => None,
             rf => Some(canonical(rf)),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 use thinkseal_core::digest::Digest;
 use thinkseal_core::jcs::{self, Json};
-use thinkseal_core::model::{Block, Message, Part, ToolCall};
+use thinkseal_core::model::{Block, Message, Part, Tool, ToolCall};
 
 /// A file of tests/vectors/, parsed.
 pub fn vector_file(name: &str) -> Value {
@@ -115,4 +115,18 @@ pub fn digest_from_hex(text: &Value) -> Digest {
         .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex digit"))
         .collect();
     Digest::try_from(bytes.as_slice()).expect("32 bytes")
+}
+
+/// Tool definitions written as `{"name", "description", "parameters"}` objects.
+pub fn tools(value: &Value) -> Vec<Tool> {
+    value
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| Tool {
+            name: s(&t["name"]),
+            description: s(&t["description"]),
+            parameters_jcs: canonical(&t["parameters"]),
+        })
+        .collect()
 }
