@@ -22,6 +22,7 @@ from thinkseal import (
     _replay,
     provider,
 )
+from thinkseal.providers import PROVIDER_IDS
 from thinkseal.testing import respond
 
 CLAUDE = Origin("anthropic", "claude-sonnet-4-5")
@@ -105,7 +106,7 @@ def test_cached_prefix_costs_at_most_40_bytes() -> None:
     assert stored / length <= 40, stored / length
 
 
-@pytest.mark.parametrize("provider_id", ["anthropic", "bedrock", "openrouter", "deepseek", "zai", "ollama", "mistral"])
+@pytest.mark.parametrize("provider_id", PROVIDER_IDS)
 def test_prepare_after_one_turn_maps_only_new_messages(provider_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """An unchanged turn's wire form is built once: the next request maps only
     the messages since the last assistant turn (the rest is list copies)."""

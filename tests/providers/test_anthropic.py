@@ -43,7 +43,7 @@ from thinkseal import (
     UserMessage,
     ValidationError,
 )
-from thinkseal._testing import respond
+from thinkseal.testing import respond
 
 from .emulators.anthropic import (
     BINDING_BETA,
@@ -134,9 +134,9 @@ def _strict(value: Any, tp: Any, path: str) -> str | None:
     return f"{path}: {tp!r} is not a request type"
 
 
-# The installed SDK's request types no longer list the sampling fields (the
-# reference still documents them and their thinking rules); they are checked
-# by the emulator instead.
+# The installed SDK's request types no longer list the sampling fields
+# (Anthropic's documentation still has them and their thinking rules; see
+# docs/providers.md, Anthropic); they are checked by the emulator instead.
 SAMPLING = ("temperature", "top_p", "top_k")
 
 
@@ -823,9 +823,9 @@ def test_response_format_becomes_output_config() -> None:
     assert req.body["output_config"] == {"effort": "high", "format": {"type": "json_schema", "schema": schema}}
     with pytest.raises(ValidationError, match="give one"):
         P.prepare(conv, model=MODEL, max_tokens=64, output_config={"format": {"type": "json_schema", "schema": {}}})
-    with pytest.raises(ValidationError, match="no JSON-object mode") as err:
+    with pytest.raises(ValidationError, match="anthropic supports json_schema, text; got 'json_object'") as err:
         P.prepare(conv.with_response_format({"type": "json_object"}), model=MODEL, max_tokens=64)
-    assert err.value.path == "response_format.type"
+    assert err.value.path == "Conversation.response_format.type"
     with pytest.raises(ValidationError, match="schema"):
         P.prepare(
             conv.with_response_format({"type": "json_schema", "json_schema": {"name": "x"}}), model=MODEL, max_tokens=64

@@ -40,8 +40,8 @@ from thinkseal import (
     UserMessage,
     ValidationError,
 )
-from thinkseal._testing import respond
 from thinkseal.providers.bedrock import boto3_params
+from thinkseal.testing import respond
 
 from .emulators.anthropic import (
     BINDING_BETA,
@@ -707,7 +707,7 @@ def test_response_format_becomes_output_config() -> None:
     }
     with pytest.raises(ValidationError, match="give one"):
         P.prepare(conv, model=MODEL, outputConfig={"textFormat": {"type": "json_schema"}})
-    with pytest.raises(ValidationError, match="no JSON-object mode"):
+    with pytest.raises(ValidationError, match="bedrock supports json_schema, text; got 'json_object'"):
         P.prepare(conv.with_response_format({"type": "json_object"}), model=MODEL)
 
 

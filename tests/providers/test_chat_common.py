@@ -29,11 +29,13 @@ from thinkseal import (
     UserMessage,
     ValidationError,
 )
-from thinkseal.providers import _wire
+from thinkseal.providers import PROVIDER_IDS, _wire
+from thinkseal.providers._chat import ChatProvider
 
 from .emulators.chat import EXTENSIONS, ChatEmulator, Turn, check_request, sdk_create, sdk_request_errors
 
-PROVIDERS = ("openrouter", "deepseek", "zai")
+# The chat-completions providers: every registered adapter built on ChatProvider.
+PROVIDERS = tuple(p for p in PROVIDER_IDS if isinstance(thinkseal.provider(p), ChatProvider))
 # Where each provider puts a reply's reasoning text (message and delta).
 REASONING_FIELD = {"openrouter": "reasoning", "deepseek": "reasoning_content", "zai": "reasoning_content"}
 
@@ -296,8 +298,8 @@ def test_turn_left_with_nothing_to_send_is_skipped(provider_id: str) -> None:
 @pytest.mark.parametrize(
     ("fmt", "accepted_by"),
     [
-        ({"type": "json_object"}, {"openrouter", "deepseek", "zai"}),
-        ({"type": "text"}, {"openrouter", "deepseek", "zai"}),
+        ({"type": "json_object"}, set(PROVIDERS)),
+        ({"type": "text"}, set(PROVIDERS)),
         (
             {"type": "json_schema", "json_schema": {"name": "weather", "schema": {"type": "object"}, "strict": True}},
             {"openrouter"},

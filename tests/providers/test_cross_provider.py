@@ -1,4 +1,8 @@
-"""Properties across all seven adapters.
+"""Properties across every registered adapter (``PROVIDER_IDS``), each with
+its emulator (``emulators.EMULATORS``).
+
+0. Registry: every provider id has its adapter and its emulator, and a plain
+   request goes through that emulator and its reply back.
 
 1. Isolation: for random conversations mixing turns from every provider (two
    models each), with edits of earlier messages, no body for provider X carries
@@ -12,11 +16,13 @@
 
 from __future__ import annotations
 
-import base64
 import json
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -26,17 +32,17 @@ from thinkseal import (
     Conversation,
     Message,
     Origin,
-    ThinkingBlock,
     Tool,
     ToolCall,
     ToolMessage,
     UserMessage,
 )
-from thinkseal._testing import respond
 from thinkseal.providers import PROVIDER_IDS
+from thinkseal.testing import respond
+
+from .emulators import EMULATORS
 
 MODELS = ("model-a", "model-b")
-OPTIONS: dict[str, dict[str, Any]] = {"anthropic": {"max_tokens": 1024}}
 TOOL = Tool("lookup", "Look something up", {"type": "object", "properties": {"q": {"type": "string"}}})
 
 
@@ -55,17 +61,33 @@ class History:
     tokens: list[Token] = field(default_factory=list)
 
 
-def sealed_blocks(provider: str, k: int) -> tuple[list[ThinkingBlock], list[str]]:
-    """Thinking as ``provider`` returns it, and the secrets in it as they go on the wire."""
-    if provider in ("anthropic", "bedrock"):
-        redacted = base64.b64encode(f"RED-{k}".encode()).decode()
-        return [ThinkingBlock.Text(f"think {k}", f"SIG-{k}"), ThinkingBlock.Redacted(redacted)], [f"SIG-{k}", redacted]
-    if provider == "openrouter":
-        item = json.dumps({"type": "reasoning.encrypted", "data": f"OPQ-{k}", "index": 0}, separators=(",", ":"))
-        return [ThinkingBlock.Text(f"think {k}"), ThinkingBlock.Opaque("openrouter", item)], [f"OPQ-{k}"]
-    if provider == "mistral":
-        return [ThinkingBlock.Text(f"think {k}", f"MSIG-{k}")], [f"MSIG-{k}"]
-    return [ThinkingBlock.Text(f"think {k}")], []  # plain-text providers: nothing sealed
+def test_every_provider_has_its_adapter_and_its_emulator() -> None:
+    assert len(set(PROVIDER_IDS)) == len(PROVIDER_IDS)
+    assert set(EMULATORS) == set(PROVIDER_IDS)
+    for provider_id in PROVIDER_IDS:
+        assert thinkseal.provider(provider_id).id == provider_id
+
+
+def post(url: str, content: bytes, headers: dict[str, str]) -> tuple[int, Any]:
+    request = urllib.request.Request(url, data=content, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read() or b"null")
+
+
+@pytest.mark.parametrize("provider_id", PROVIDER_IDS)
+def test_a_request_goes_through_its_emulator(provider_id: str) -> None:
+    emulated = EMULATORS[provider_id]
+    conv = Conversation([UserMessage("start")], [TOOL])
+    req = thinkseal.provider(provider_id).prepare(conv, model=MODELS[0], **emulated.options)
+    # What a client adds to the prepared headers: its credentials.
+    headers = {"content-type": "application/json", **req.headers, "authorization": "Bearer test-key"}
+    with emulated.serve() as base_url:
+        status, response = post(base_url + req.path, req.content, headers)
+    assert status == 200, response
+    assert req.receive(response).content
 
 
 steps = st.lists(
@@ -84,7 +106,7 @@ def play(script: list[tuple[Any, ...]]) -> History:
     for k, step in enumerate(script):
         if step[0] == "reply":
             _, provider, model, with_call = step
-            blocks, secrets = sealed_blocks(provider, k)
+            blocks, secrets = EMULATORS[provider].sealed(k)
             calls = [ToolCall(f"call{k:05d}x", "lookup", {"q": str(k)})] if with_call else []
             origin = Origin(provider, model)
             reply = AssistantMessage(None if with_call else f"answer {k}", calls, blocks)
@@ -108,7 +130,7 @@ def play(script: list[tuple[Any, ...]]) -> History:
 @given(steps, st.sampled_from(PROVIDER_IDS), st.sampled_from(MODELS))
 def test_no_body_carries_secrets_it_must_not(script: list[tuple[Any, ...]], target: str, model: str) -> None:
     h = play(script)
-    req = thinkseal.provider(target).prepare(h.conv, model=model, **OPTIONS.get(target, {}))
+    req = thinkseal.provider(target).prepare(h.conv, model=model, **EMULATORS[target].options)
     kept = {entry.index for entry in req.report if entry.kept}
     wire = req.content.decode()
     for token in h.tokens:
@@ -129,7 +151,7 @@ def test_no_body_carries_secrets_it_must_not(script: list[tuple[Any, ...]], targ
 def test_cached_wire_form_equals_a_fresh_build(script: list[tuple[Any, ...]], target: str) -> None:
     h = play(script)
     adapter = thinkseal.provider(target)
-    options = OPTIONS.get(target, {})
+    options = EMULATORS[target].options
     line = [Conversation([h.conv[0]], h.conv.tools)]
     for message in h.conv.messages[1:]:
         line.append(line[-1].append(message))  # each shares its storage and caches with the next

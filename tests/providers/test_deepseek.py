@@ -26,7 +26,7 @@ from thinkseal import (
     UserMessage,
     ValidationError,
 )
-from thinkseal._testing import respond
+from thinkseal.testing import respond
 
 from .emulators.chat import DEEPSEEK_MISSING_REASONING, ChatEmulator, Turn, check_request, fixture, sdk_create
 

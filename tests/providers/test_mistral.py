@@ -39,8 +39,8 @@ from thinkseal import (
     ValidationError,
     provider,
 )
-from thinkseal._testing import respond
 from thinkseal.providers.mistral import wire_call_id
+from thinkseal.testing import respond
 
 from .emulators.mistral import MistralEmulator, Reply
 from .emulators.ollama import assert_recognised

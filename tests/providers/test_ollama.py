@@ -32,7 +32,7 @@ from thinkseal import (
     ValidationError,
     provider,
 )
-from thinkseal._testing import respond
+from thinkseal.testing import respond
 
 from .emulators.ollama import OllamaEmulator, Reply, assert_recognised
 

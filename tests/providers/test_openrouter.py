@@ -28,7 +28,7 @@ from thinkseal import (
     UserMessage,
     ValidationError,
 )
-from thinkseal._testing import respond
+from thinkseal.testing import respond
 
 from .emulators.chat import (
     ANTHROPIC_BOUND_ELSEWHERE,

@@ -25,7 +25,7 @@ from thinkseal import (
     UserMessage,
     ValidationError,
 )
-from thinkseal._testing import respond
+from thinkseal.testing import respond
 
 from .emulators.chat import ChatEmulator, Turn, check_request, fixture, sdk_create
 

@@ -4,7 +4,9 @@ response parsing and the merging of streamed chunks.
 
 Each adapter subclasses ``ChatProvider`` and states only what differs: where
 its reasoning lives in a reply, how it goes back on assistant messages, which
-options and response formats it accepts.
+options and response formats it accepts. Mistral and Ollama, whose tool results
+name the tool they answer, build their messages with ``named_tool_messages``
+and share the message pieces below.
 
 What every chat-completions provider requires, and what thinkseal does:
 
@@ -34,17 +36,19 @@ What every chat-completions provider requires, and what thinkseal does:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Protocol
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
+from types import MappingProxyType
+from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar
 
 from .._blocks import ThinkingBlock
 from .._conversation import Conversation
 from .._errors import ResponseError, ThinksealError, ValidationError
-from .._json import freeze_json
 from .._messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage
 from .._replay import Replay
 from .._tool import Tool
 from ._base import Built, Provider, StreamParser
+from ._options import BODY_FIELDS, check_choice, check_object, frozen_options, response_format
 from ._response import Node, parse_arguments, valid_text, wrap_errors
 from ._wire import fragment, splice, wire_messages
 
@@ -52,60 +56,18 @@ PATH = "/chat/completions"
 TOOL_ERROR_PREFIX = "[tool error] "
 
 # Body fields thinkseal builds from the conversation and the prepare() call.
-_RESERVED = {
-    "model": "pass the model as prepare(..., model=...)",
-    "messages": "messages come from the conversation",
-    "tools": "tools come from Conversation.tools (they are part of the fingerprint)",
-    "functions": "tools come from Conversation.tools (they are part of the fingerprint)",
-    "response_format": "use Conversation.response_format (it is part of the fingerprint)",
-    "stream": "pass prepare(..., stream=True)",
-}
+_RESERVED: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        **BODY_FIELDS,
+        "functions": BODY_FIELDS["tools"],
+        "response_format": "use Conversation.response_format (it is part of the fingerprint)",
+    }
+)
 
 _PLAIN_KEY = "chat"  # system, user and tool messages look alike on every chat provider
 
 
 # -- option checks -------------------------------------------------------------
-
-
-def check_number(
-    options: Mapping[str, Any],
-    key: str,
-    low: float | None = None,
-    high: float | None = None,
-    *,
-    integer: bool = False,
-    path: str | None = None,
-) -> None:
-    """``options[key]``, when given and not null, is a number (an integer if
-    ``integer``) within ``low..high`` inclusive."""
-    value = options.get(key)
-    if value is None:
-        return
-    where = path or key
-    if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
-        kind = "an integer" if integer else "a number"
-        raise ValidationError(f"{where}: expected {kind}, got {type(value).__name__}", path=where)
-    if (low is not None and value < low) or (high is not None and value > high):
-        bounds = f">= {low}" if high is None else f"<= {high}" if low is None else f"between {low} and {high}"
-        raise ValidationError(f"{where}: must be {bounds}, got {value!r}", path=where)
-
-
-def check_choice(value: object, allowed: Sequence[str], path: str) -> None:
-    if value is not None and value not in allowed:
-        expected = ", ".join(repr(a) for a in allowed)
-        raise ValidationError(f"{path}: expected one of {expected}, got {value!r}", path=path)
-
-
-def check_flag(value: object, path: str) -> None:
-    if value is not None and not isinstance(value, bool):
-        raise ValidationError(f"{path}: expected a boolean, got {type(value).__name__}", path=path)
-
-
-def check_object(options: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
-    value = options.get(key)
-    if value is not None and not isinstance(value, Mapping):
-        raise ValidationError(f"{key}: expected an object, got {type(value).__name__}", path=key)
-    return value
 
 
 def check_thinking_type(options: Mapping[str, Any], *, required: bool) -> Mapping[str, Any] | None:
@@ -128,15 +90,31 @@ def tool_wire(tool: Tool) -> dict[str, Any]:
     }
 
 
+def chat_body(model: str, messages: list[Any], tools: Sequence[Tool], *fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A request body in the chat formats' field order: ``model``, ``messages``,
+    ``tools`` (when the conversation has some), then each of ``fields`` in turn."""
+    body: dict[str, Any] = {"model": model, "messages": messages}
+    if tools:
+        body["tools"] = [tool_wire(t) for t in tools]
+    for more in fields:
+        body.update(more)
+    return body
+
+
 def call_wire(call: ToolCall) -> dict[str, Any]:
     return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments_json}}
+
+
+def tool_text(message: ToolMessage) -> str:
+    """A tool result's content as sent: the format has no error flag, so an
+    ``is_error`` result carries ``TOOL_ERROR_PREFIX``."""
+    return TOOL_ERROR_PREFIX + message.content if message.is_error else message.content
 
 
 def plain_wire(message: Message) -> dict[str, Any]:
     """A system, user or tool message."""
     if isinstance(message, ToolMessage):
-        text = TOOL_ERROR_PREFIX + message.content if message.is_error else message.content
-        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": text}
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": tool_text(message)}
     return {"role": message.role, "content": message.content}  # type: ignore[attr-defined]
 
 
@@ -178,6 +156,35 @@ def in_wire_order(sent: Sequence[Message]) -> list[Message]:
         out.append(message)
     out.extend(deferred)
     return out
+
+
+def named_tool_messages(
+    sent: Iterable[Message],
+    key: str,
+    assistant_wire: Callable[[AssistantMessage], dict[str, Any]],
+    tool_wire: Callable[[ToolMessage, str], dict[str, Any]],
+) -> tuple[list[Any], list[bytes]]:
+    """The wire messages of ``sent`` and their cached JSON bytes, for a format
+    whose tool results name the tool they answer (Mistral, Ollama):
+    ``tool_wire(message, name)`` gets the name of the call a result answers.
+    System and user messages go out as ``plain_wire``. ``key`` names the
+    format in the fragment cache."""
+    objects: list[Any] = []
+    raws: list[bytes] = []
+    names: dict[str, str] = {}  # call id -> tool name, for the turn the tool results answer
+    for message in sent:
+        if isinstance(message, AssistantMessage):
+            names = {c.id: c.name for c in message.tool_calls}
+            obj, raw = fragment(message, key, partial(assistant_wire, message))
+        elif isinstance(message, ToolMessage):
+            # Pairing guarantees a tool message still here answers a call of the turn before it.
+            name = names[message.tool_call_id]
+            obj, raw = fragment(message, f"{key}:tool:{name}", partial(tool_wire, message, name))
+        else:
+            obj, raw = fragment(message, key, partial(plain_wire, message))  # system or user
+        objects.append(obj)
+        raws.append(raw)
+    return objects, raws
 
 
 # -- the adapter base ----------------------------------------------------------------
@@ -230,12 +237,9 @@ class ChatProvider(Provider):
             return [value for value, _ in pairs], [data for _, data in pairs]
 
         wire, encoded = wire_messages(replay, shape, segment, goes_out)
-        body: dict[str, Any] = {"model": model, "messages": wire}
-        if conversation.tools:
-            body["tools"] = [tool_wire(t) for t in conversation.tools]
-        if conversation.response_format is not None:
-            body["response_format"] = self._response_format(conversation.response_format)
-        body.update(checked)
+        # The response format passes through in OpenAI's shape, where the provider takes its type.
+        fmt = response_format(conversation.response_format, self.id, self.response_formats)
+        body = chat_body(model, wire, conversation.tools, {} if fmt is None else {"response_format": fmt}, checked)
         if stream:
             body["stream"] = True
         self.complete_body(body, checked)
@@ -247,12 +251,7 @@ class ChatProvider(Provider):
         return fragment(message, _PLAIN_KEY, lambda: plain_wire(message))
 
     def _check_options(self, options: Mapping[str, Any], stream: bool) -> dict[str, Any]:
-        checked: dict[str, Any] = {}
-        for key, value in options.items():
-            if key in _RESERVED:
-                raise ValidationError(f"{key}: not an option here; {_RESERVED[key]}", path=key)
-            # Frozen copies: the body must not change when the caller's dict does.
-            checked[key] = freeze_json(value, key)[0]
+        checked = frozen_options(options, _RESERVED)
         if checked.get("stream_options") is not None:
             if not stream:
                 raise ValidationError(
@@ -262,21 +261,6 @@ class ChatProvider(Provider):
             check_object(checked, "stream_options")
         self.validate_options(checked, stream)
         return checked
-
-    def _response_format(self, fmt: Mapping[str, Any]) -> Mapping[str, Any]:
-        kind = fmt["type"]
-        if kind not in self.response_formats:
-            supported = ", ".join(sorted(self.response_formats))
-            raise ValidationError(
-                f"response_format.type: {self.id} supports {supported}; got {kind!r}",
-                path="Conversation.response_format.type",
-            )
-        if kind == "json_schema" and not isinstance(fmt.get("json_schema"), Mapping):
-            raise ValidationError(
-                "response_format.json_schema: required object for type json_schema",
-                path="Conversation.response_format.json_schema",
-            )
-        return fmt
 
     def parse(self, response: Mapping[str, Any]) -> AssistantMessage:
         root = Node(response)
@@ -393,6 +377,33 @@ class TextDeltas:
     def blocks(self) -> list[ThinkingBlock]:
         text = join_text(self._parts, f"$.choices[0].delta.{self._field}")
         return [ThinkingBlock.Text(text)] if text else []
+
+
+class Gathering(Protocol):
+    """A reply being gathered from a whole response or from streamed events."""
+
+    def message(self) -> AssistantMessage: ...
+
+
+G = TypeVar("G", bound=Gathering)
+
+
+class ReplyStream(StreamParser, Generic[G]):
+    """A streamed reply gathered into one ``Gathering`` until the event that
+    ends the stream (Mistral, Ollama): ``feed`` sets ``_ended``; ``cut_off`` is
+    the error (message, path) of a stream that stopped before it."""
+
+    cut_off: ClassVar[tuple[str, str]]
+
+    def __init__(self, reply: G) -> None:
+        self._reply = reply
+        self._ended = False
+
+    def finish(self) -> AssistantMessage:
+        if not self._ended:
+            message, path = self.cut_off
+            raise ResponseError(message, path=path)
+        return self._reply.message()
 
 
 class _CallDraft:

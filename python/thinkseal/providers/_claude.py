@@ -1,43 +1,56 @@
-"""Claude's thinking rules, shared by the ``anthropic`` and ``bedrock`` adapters
+"""Claude's rules, shared by the ``anthropic`` and ``bedrock`` adapters
 (Bedrock forwards Converse requests to the same Claude models, which apply the
-same checks and answer with the same error wording).
+same checks and answer with the same error wording; docs/providers.md,
+Anthropic and Bedrock).
 
-- ``read_thinking`` / ``check_sampling``: the documented ``thinking`` option
-  rules, raising ``ValidationError`` with the provider's own wording where the
-  reference (shared/reference/provider-wire-formats.md §1.1, §1.7) gives one.
-- ``wire_parts``: which parts of an as-sent assistant turn go on the wire.
-  Claude takes signed thinking (also with empty text) and redacted blocks, in
-  the order received; never unsigned text (foreign reasoning shown as thinking
-  gets rejected or leaks), never another provider's opaque data, never an
-  empty text block (a 400).
-- ``plan_turns``: the as-sent messages grouped into wire turns. Every run of
-  tool results and user text between two assistant turns becomes ONE user
-  turn, tool results first in call order (Claude requires each ``tool_use`` to
-  be answered in the very next user turn, results before any text).
-- ``check_tool_loop``: with thinking on, the assistant turn a tool loop
-  continues must go out starting with its thinking, or Claude answers 400
-  ("Expected `thinking` or `redacted_thinking`, but found `tool_use`");
-  ``ReplayError`` says so before sending, unless the caller opted into
-  ``block_binding.prefix_mismatch_behavior = "drop_block"``.
+``Wire`` holds everything the two adapters do alike; each subclasses it with
+only its spelling (field names, block shapes, option paths), and ``Stream``
+likewise for streamed replies.
+
+- Options: the documented ``thinking`` option rules (``read_thinking``,
+  ``check_sampling``), raising ``ValidationError`` with Claude's own wording
+  where it has one.
+- Turns: ``wire_parts`` says which parts of an as-sent assistant turn go on the
+  wire. Claude takes signed thinking (also with empty text) and redacted
+  blocks, in the order received; never unsigned text (foreign reasoning shown
+  as thinking gets rejected or leaks), never another provider's opaque data,
+  never an empty text block (a 400). ``plan_turns`` groups the as-sent
+  messages into wire turns: every run of tool results and user text between
+  two assistant turns becomes ONE user turn, tool results first in call order
+  (Claude requires each ``tool_use`` to be answered in the very next user
+  turn, results before any text).
+- Tool loops: with thinking on, the assistant turn a tool loop continues must
+  go out starting with its thinking, or Claude answers 400 ("Expected
+  `thinking` or `redacted_thinking`, but found `tool_use`");
+  ``check_tool_loop`` raises ``ReplayError`` before sending, unless the caller
+  opted into ``block_binding.prefix_mismatch_behavior = "drop_block"``.
+- Replies: a thinking block with neither text nor signature carries nothing
+  and is not kept; every failure is a ``ResponseError`` at its JSON path.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any, ClassVar, Final, Generic, TypeVar
 
 from .._blocks import ThinkingBlock
 from .._conversation import Conversation
 from .._errors import ReplayError, ResponseError, ValidationError
-from .._messages import AssistantMessage, Message, Part, SystemMessage, ToolCall, ToolMessage
+from .._messages import AssistantMessage, Message, Part, SystemMessage, ToolCall, ToolMessage, UserMessage
 from .._replay import Reason, Replay, reason_of
+from ._base import StreamParser
+from ._options import response_format
+from ._response import Node, wrap_errors
+from ._wire import fragment, message_of_blocks, wire_messages
 
 THINKING_TYPES: Final[tuple[str, ...]] = ("enabled", "disabled", "adaptive", "between_tools")
+# The options Claude's thinking rules read, by their names in Anthropic's API.
+OPTION_NAMES: Final[tuple[str, ...]] = ("max_tokens", "temperature", "top_p", "top_k", "tool_choice", "thinking")
 BINDING_BETA: Final[str] = "thinking-binding-controls-2026-08-01"
 INTERLEAVED_BETA: Final[str] = "interleaved-thinking-2025-05-14"
 MIN_BUDGET: Final[int] = 1024
 
-# Provider wording (reference §1.7) where it exists; thinkseal's own otherwise.
+# Claude's wording (docs/providers.md, Anthropic) where it exists; thinkseal's own otherwise.
 BUDGET_TOO_SMALL: Final[str] = "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
 BUDGET_NOT_BELOW_MAX: Final[str] = "`max_tokens` must be greater than `thinking.budget_tokens`."
 TEMPERATURE_WITH_THINKING: Final[str] = (
@@ -56,6 +69,9 @@ def is_int(value: object) -> bool:
 
 def is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# -- options -------------------------------------------------------------------
 
 
 class ThinkingSettings:
@@ -130,34 +146,44 @@ def read_thinking(value: object, path: str) -> ThinkingSettings:
     return ThinkingSettings(kind, budget if kind == "enabled" else None, binding is not None, drop_block)
 
 
+def value_at(options: Mapping[str, Any], path: str) -> Any:
+    """The option at the dotted ``path`` (None where a part of it is missing)."""
+    value: Any = options
+    for key in path.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
+
+
 def check_sampling(
     thinking: ThinkingSettings,
+    options: Mapping[str, Any],
+    paths: Mapping[str, str],
     *,
-    max_tokens: object,
-    temperature: object,
-    top_p: object,
-    top_k: object,
     forced_tool_choice: bool,
     interleaved: bool,
-    paths: Mapping[str, str],
 ) -> None:
     """The documented incompatibilities of thinking with the sampling options.
 
-    ``paths`` maps "max_tokens", "temperature", "top_p", "top_k" and
-    "tool_choice" to where the provider keeps them (for ``ValidationError.path``).
+    ``paths`` maps "max_tokens", "temperature", "top_p" and "top_k" to where
+    the provider keeps them in ``options`` (also ``ValidationError.path``).
     ``interleaved``: the interleaved-thinking beta is on, under which the budget
     covers the whole turn and may exceed ``max_tokens``.
     """
     if not thinking.active:
         return
     budget = thinking.budget_tokens
-    if budget is not None and is_int(max_tokens) and not interleaved and budget >= max_tokens:  # type: ignore[operator]
+    max_tokens = value_at(options, paths["max_tokens"])
+    if budget is not None and is_int(max_tokens) and not interleaved and budget >= max_tokens:
         raise ValidationError(BUDGET_NOT_BELOW_MAX, path=paths["max_tokens"])
+    temperature = value_at(options, paths["temperature"])
     if temperature is not None and temperature != 1:
         raise ValidationError(TEMPERATURE_WITH_THINKING, path=paths["temperature"])
-    if top_k is not None:
+    if value_at(options, paths["top_k"]) is not None:
         raise ValidationError(TOP_K_WITH_THINKING, path=paths["top_k"])
-    if top_p is not None and not (is_number(top_p) and 0.95 <= top_p <= 1):  # type: ignore[operator]
+    top_p = value_at(options, paths["top_p"])
+    if top_p is not None and not (is_number(top_p) and 0.95 <= top_p <= 1):
         raise ValidationError(TOP_P_WITH_THINKING, path=paths["top_p"])
     if forced_tool_choice and thinking.type == "enabled":
         raise ValidationError(FORCED_TOOL_WITH_THINKING, path=paths["tool_choice"])
@@ -215,22 +241,11 @@ def goes_out(message: AssistantMessage) -> bool:
     return message.is_well_formed
 
 
-class Plan:
-    """The as-sent messages laid out as Claude turns.
-
-    ``systems``: every system message's text, in order (the top-level field).
-    ``turns``: ("user", [ToolMessage..., UserMessage...]) or ("assistant", [message]).
-    """
-
-    __slots__ = ("systems", "turns")
-
-    def __init__(self) -> None:
-        self.systems: list[str] = []
-        self.turns: list[tuple[str, list[Message]]] = []
-
-
-def plan_turns(sent: Sequence[Message]) -> Plan:
-    plan = Plan()
+def plan_turns(sent: Sequence[Message]) -> list[tuple[str, list[Message]]]:
+    """The as-sent messages laid out as Claude turns: ("user", [ToolMessage...,
+    UserMessage...]) or ("assistant", [message]). System messages are not
+    turns (each adapter puts them in its top-level system field)."""
+    turns: list[tuple[str, list[Message]]] = []
     run: list[Message] = []
     call_order: dict[str, int] = {}
 
@@ -243,22 +258,22 @@ def plan_turns(sent: Sequence[Message]) -> Plan:
                 (m for m in run if isinstance(m, ToolMessage)), key=lambda m: call_order.get(m.tool_call_id, 0)
             )
             texts = [m for m in run if not isinstance(m, ToolMessage)]
-            plan.turns.append(("user", [*results, *texts]))
+            turns.append(("user", [*results, *texts]))
             run.clear()
 
     for message in sent:
         if isinstance(message, SystemMessage):
-            plan.systems.append(message.content)
-        elif isinstance(message, AssistantMessage):
+            continue
+        if isinstance(message, AssistantMessage):
             if not goes_out(message):
                 continue
             flush()
-            plan.turns.append(("assistant", [message]))
+            turns.append(("assistant", [message]))
             call_order = {call.id: k for k, call in enumerate(message.tool_calls)}
         else:
             run.append(message)
     flush()
-    return plan
+    return turns
 
 
 def leading_thinking(message: AssistantMessage) -> bool:
@@ -304,7 +319,7 @@ def check_tool_loop(
     )
 
 
-_REASON_TEXT: Final[dict[Reason, str]] = {
+_REASON_TEXT: Final[Mapping[Reason, str]] = {
     Reason.NO_SEALED_THINKING: "it has no signed thinking to replay",
     Reason.UNBOUND: "its thinking is not bound to the request that produced it",
     Reason.ORIGIN_MISMATCH: "it was produced by another provider, model or account",
@@ -315,27 +330,239 @@ _REASON_TEXT: Final[dict[Reason, str]] = {
 }
 
 
-def tool_choice_forces(value: Any) -> bool:
-    """Anthropic ``tool_choice``: ``{"type": "any"}`` and ``{"type": "tool"}`` force a tool."""
-    return isinstance(value, Mapping) and value.get("type") in ("any", "tool")
+# -- replies -------------------------------------------------------------------
 
 
-def tool_call(call_id: str, name: str, arguments: Mapping[str, Any], path: str, fields: Mapping[str, str]) -> ToolCall:
-    """A ``ToolCall`` read from a response at ``path``; ``fields`` maps ToolCall's
-    field names to the provider's, so a bad value is reported where it stands."""
+def thinking_block(text: str, signature: str) -> ThinkingBlock | None:
+    """A received thinking block (None: an empty, unsigned block carries nothing)."""
+    if not text and not signature:
+        return None
+    return ThinkingBlock.Text(text, signature or None)
+
+
+def redacted(data: str, path: str) -> ThinkingBlock:
+    """A received redacted block; data thinkseal cannot keep is a ``ResponseError`` at ``path``."""
     try:
-        return ToolCall(call_id, name, dict(arguments))
+        return ThinkingBlock.Redacted(data)
     except ValidationError as err:
-        where = err.path or ""
-        field = next((f for f in ("arguments", "name", "id") if where.startswith(f"ToolCall.{f}")), "arguments")
-        raise ResponseError(str(err), path=f"{path}.{fields[field]}") from None
+        raise wrap_errors(path, err) from None
 
 
-class _StreamBlock(Protocol):
-    stopped: bool
+def reply_of(parts: list[Part], path: str) -> AssistantMessage:
+    """The reply made of ``parts``; ``path`` is the response's content path."""
+    try:
+        return AssistantMessage.from_parts(parts)
+    except ValidationError as err:
+        raise wrap_errors(path, err) from None
 
 
-B = TypeVar("B", bound=_StreamBlock)
+def provider_error(kind: str, detail: object, path: str) -> ResponseError:
+    """An error the provider reported (in a reply or mid-stream) as a ``ResponseError``."""
+    message = detail.get("message", "") if isinstance(detail, Mapping) else str(detail)
+    return ResponseError(f"provider error {kind}: {message}", path=path)
+
+
+# -- the wire ----------------------------------------------------------------------
+
+
+class Wire:
+    """What the Claude adapters do alike, over the hooks below that spell one
+    API's wire form."""
+
+    key: ClassVar[str]  # the provider id, also the fragment-cache key of its turns
+    name: ClassVar[str]  # the provider as named in errors
+    # Where each of OPTION_NAMES lives in the provider's options (dotted; also
+    # the path of its errors).
+    paths: ClassVar[Mapping[str, str]]
+    # ToolCall's "id", "name" and "arguments" as the provider names them.
+    tool_fields: ClassVar[Mapping[str, str]]
+    # The option object and its member that carry a json_schema response format.
+    format_at: ClassVar[tuple[str, str]]
+
+    # -- spelling hooks -----------------------------------------------------------
+
+    def text_block(self, text: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def tool_use_block(self, call: ToolCall) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def thinking_wire(self, block: ThinkingBlock.Text) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def redacted_wire(self, block: ThinkingBlock.Redacted) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def tool_result_block(self, message: ToolMessage) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def forces_tool(self, choice: object) -> bool:
+        """Whether a ``tool_choice`` value forces tool use."""
+        raise NotImplementedError
+
+    def format_wire(self, spec: Mapping[str, Any]) -> dict[str, Any]:
+        """A ``json_schema`` response format's spec (it has a ``schema``) as sent."""
+        raise NotImplementedError
+
+    def read_block(self, block: Node) -> Part | None:
+        """One response content block as a message part (None: nothing to keep)."""
+        raise NotImplementedError
+
+    # -- request -------------------------------------------------------------------
+
+    def settings(self, options: Mapping[str, Any], betas: Sequence[str]) -> ThinkingSettings:
+        """The caller's thinking option, checked with the sampling options it constrains."""
+        paths = self.paths
+        thinking = read_thinking(value_at(options, paths["thinking"]), paths["thinking"])
+        check_sampling(
+            thinking,
+            options,
+            paths,
+            forced_tool_choice=self.forces_tool(value_at(options, paths["tool_choice"])),
+            interleaved=INTERLEAVED_BETA in betas,
+        )
+        return thinking
+
+    def put_response_format(self, options: dict[str, Any], fmt: Mapping[str, Any] | None) -> None:
+        """The conversation's response format into ``options`` at ``format_at``:
+        Claude's structured output takes a JSON schema; ``text`` sends nothing
+        and ``json_object`` has no Claude form."""
+        fmt = response_format(fmt, self.key, ("text", "json_schema"), needs=("schema",))
+        if fmt is None or fmt["type"] == "text":
+            return
+        field, member = self.format_at
+        config = options.get(field) or {}
+        if not isinstance(config, Mapping):
+            raise ValidationError(f"{field}: Input should be a valid dictionary", path=field)
+        if config.get(member) is not None:
+            raise ValidationError(
+                f"{field}.{member}: set both here and by the conversation's response_format; give one",
+                path=f"{field}.{member}",
+            )
+        options[field] = {**config, member: self.format_wire(fmt["json_schema"])}
+
+    def messages(
+        self, conversation: Conversation, replay: Replay, thinking: ThinkingSettings
+    ) -> tuple[list[Any], list[bytes]]:
+        """The wire turns of the request and their bytes, once the tool loop is
+        known to be sendable."""
+        check_tool_loop(
+            conversation,
+            replay,
+            thinking,
+            provider=self.name,
+            opt_in_path=f"{self.paths['thinking']}.block_binding",
+        )
+        return wire_messages(replay, self.key, self.turns, goes_out)
+
+    def turns(self, sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
+        """The wire turns of a run of as-sent messages (see ``wire_messages``)."""
+        turns: list[Any] = []
+        encoded: list[bytes] = []
+        for role, group in plan_turns(sent):
+            value, raw = self.assistant_turn(group[0]) if role == "assistant" else self.user_turn(group)  # type: ignore[arg-type]
+            turns.append(value)
+            encoded.append(raw)
+        return turns, encoded
+
+    def assistant_turn(self, message: AssistantMessage) -> tuple[Any, bytes]:
+        return fragment(message, self.key, lambda: {"role": "assistant", "content": self.assistant_blocks(message)})
+
+    def assistant_blocks(self, message: AssistantMessage) -> list[dict[str, Any]]:
+        blocks: list[dict[str, Any]] = []
+        for part in wire_parts(message):
+            if isinstance(part, str):
+                blocks.append(self.text_block(part))
+            elif isinstance(part, ToolCall):
+                blocks.append(self.tool_use_block(part))
+            elif isinstance(part, ThinkingBlock.Text):
+                blocks.append(self.thinking_wire(part))
+            elif isinstance(part, ThinkingBlock.Redacted):
+                blocks.append(self.redacted_wire(part))
+        return blocks
+
+    def user_turn(self, group: list[Message]) -> tuple[Any, bytes]:
+        """One user turn: the tool results, then the user text, of a run."""
+        return message_of_blocks("user", [self.user_fragment(m) for m in group])
+
+    def user_fragment(self, message: Message) -> tuple[Any, bytes]:
+        """A tool result or user text as one block of a user turn (cached)."""
+
+        def build() -> dict[str, Any]:
+            if isinstance(message, ToolMessage):
+                return self.tool_result_block(message)
+            assert isinstance(message, UserMessage)
+            return self.text_block(message.content)
+
+        return fragment(message, f"{self.key}:block", build)
+
+    # -- response ------------------------------------------------------------------
+
+    def reply(self, message: Node, *, role_required: bool) -> AssistantMessage:
+        """The reply in a response's message object (its ``role`` and ``content``)."""
+        role = message.get("role", str) if role_required else message.opt("role", str)
+        if role is not None and role != "assistant":
+            raise ResponseError(f"expected role 'assistant', got {role!r}", path=f"{message.path}.role")
+        parts: list[Part] = []
+        for block in message.items("content"):
+            part = self.read_block(block)
+            if part is not None:
+                parts.append(part)
+        return reply_of(parts, f"{message.path}.content")
+
+    def tool_call(self, call_id: str, name: str, arguments: Mapping[str, Any], path: str) -> ToolCall:
+        """A ``ToolCall`` read from a response at ``path``; a bad value is
+        reported where it stands."""
+        try:
+            return ToolCall(call_id, name, dict(arguments))
+        except ValidationError as err:
+            where = err.path or ""
+            field = next((f for f in ("arguments", "name", "id") if where.startswith(f"ToolCall.{f}")), "arguments")
+            raise ResponseError(str(err), path=f"{path}.{self.tool_fields[field]}") from None
+
+
+# -- streaming ---------------------------------------------------------------------
+
+
+class StreamBlock:
+    """One content block being streamed (the fields both wires have)."""
+
+    __slots__ = ("id", "kind", "name", "signature", "stopped", "text")
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.text = ""
+        self.signature = ""
+        self.id = ""
+        self.name = ""
+        self.stopped = False
+
+
+B = TypeVar("B", bound=StreamBlock)
+
+
+class Stream(StreamParser, Generic[B]):
+    """A streamed reply: its blocks by index, between a start and a stop event."""
+
+    start_event: ClassVar[str]
+    stop_event: ClassVar[str]
+    content_path: ClassVar[str]  # the content path of the reply received whole
+
+    def __init__(self) -> None:
+        self._started = False
+        self._stopped = False
+        self._blocks: dict[int, B] = {}
+
+    def part(self, block: B, path: str) -> Part | None:
+        """The part a finished block stands for (None: nothing to keep)."""
+        raise NotImplementedError
+
+    def finish(self) -> AssistantMessage:
+        if not self._started:
+            raise ResponseError(f"stream ended before {self.start_event}", path="$")
+        if not self._stopped:
+            raise ResponseError(f"stream ended before {self.stop_event} (truncated)", path="$")
+        return reply_of(finished_parts(self._blocks, self.content_path, self.part), self.content_path)
 
 
 def finished_parts(blocks: Mapping[int, B], path: str, part_of: Callable[[B, str], Part | None]) -> list[Part]:

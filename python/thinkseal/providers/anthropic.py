@@ -32,6 +32,8 @@ What Anthropic requires, and what thinkseal does about it:
 - ``response_format`` json_schema -> ``output_config.format`` (Anthropic's
   native structured output); ``json_object`` has no native equivalent and
   raises ``ValidationError``.
+- What Anthropic and Bedrock share (Claude's rules) is in ``_claude``; this
+  module is Anthropic's spelling of it.
 - ``stream=True`` -> ``"stream": true``; ``req.stream()`` reads the SSE events'
   data objects (``thinking_delta`` concatenates, ``signature_delta`` replaces,
   ``input_json_delta`` is parsed at the block's stop); a stream without
@@ -44,7 +46,8 @@ What Anthropic requires, and what thinkseal does about it:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, Final
 
 from .._blocks import ThinkingBlock
@@ -55,43 +58,78 @@ from .._replay import Replay
 from .._tool import Tool
 from . import _claude
 from ._base import Built, Provider, StreamParser
-from ._response import Node, parse_arguments, wrap_errors
-from ._wire import fragment, message_of_blocks, splice, wire_messages
+from ._options import BODY_FIELDS, check_reserved
+from ._response import Node, parse_arguments
+from ._wire import fragment, splice
 
 PATH: Final[str] = "/v1/messages"
 API_VERSION: Final[str] = "2023-06-01"
 
 # Body fields thinkseal builds from the conversation; an option may not set them.
-_OWNED: Final[dict[str, str]] = {
-    "model": "pass model=...",
-    "messages": "they come from the conversation",
-    "system": "put SystemMessage(s) in the conversation",
-    "tools": "give Conversation(tools=...)",
-    "stream": "pass stream=True",
-}
-
-_PATHS: Final[dict[str, str]] = {
-    "max_tokens": "max_tokens",
-    "temperature": "temperature",
-    "top_p": "top_p",
-    "top_k": "top_k",
-    "tool_choice": "tool_choice",
-}
+_RESERVED: Final[Mapping[str, str]] = MappingProxyType(
+    {**BODY_FIELDS, "system": "put SystemMessage(s) in the conversation"}
+)
 
 
-def _turns(sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
-    """The wire turns of a run of as-sent messages (see ``wire_messages``)."""
-    turns: list[Any] = []
-    encoded: list[bytes] = []
-    for role, group in _claude.plan_turns(sent).turns:
-        value, raw = _assistant_turn(group[0]) if role == "assistant" else _user_turn(group)  # type: ignore[arg-type]
-        turns.append(value)
-        encoded.append(raw)
-    return turns, encoded
+class _Wire(_claude.Wire):
+    """The Messages API's spelling of Claude's wire."""
+
+    key = "anthropic"
+    name = "Anthropic"
+    paths = MappingProxyType({option: option for option in _claude.OPTION_NAMES})  # Claude's own names, top level
+    tool_fields = MappingProxyType({"id": "id", "name": "name", "arguments": "input"})
+    format_at = ("output_config", "format")  # Anthropic's native structured output
+
+    def text_block(self, text: str) -> dict[str, Any]:
+        return {"type": "text", "text": text}
+
+    def tool_use_block(self, call: ToolCall) -> dict[str, Any]:
+        return {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
+
+    def thinking_wire(self, block: ThinkingBlock.Text) -> dict[str, Any]:
+        return {"type": "thinking", "thinking": block.text, "signature": block.signature}
+
+    def redacted_wire(self, block: ThinkingBlock.Redacted) -> dict[str, Any]:
+        return {"type": "redacted_thinking", "data": block.data}
+
+    def tool_result_block(self, message: ToolMessage) -> dict[str, Any]:
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id, "content": message.content}
+        if message.is_error:
+            block["is_error"] = True
+        return block
+
+    def format_wire(self, spec: Mapping[str, Any]) -> dict[str, Any]:
+        return {"type": "json_schema", "schema": spec["schema"]}
+
+    def user_turn(self, group: list[Message]) -> tuple[Any, bytes]:
+        # A lone user message goes out as plain string content.
+        if len(group) == 1 and isinstance(group[0], UserMessage):
+            message = group[0]
+            return fragment(message, "anthropic:user", lambda: {"role": "user", "content": message.content})
+        return super().user_turn(group)
+
+    def forces_tool(self, choice: object) -> bool:
+        # {"type": "any"} and {"type": "tool"} force a tool.
+        return isinstance(choice, Mapping) and choice.get("type") in ("any", "tool")
+
+    def read_block(self, block: Node) -> Part | None:
+        kind = block.get("type", str)
+        if kind == "text":
+            return block.text("text")
+        if kind == "thinking":
+            return _claude.thinking_block(block.text("thinking"), block.text("signature"))
+        if kind == "redacted_thinking":
+            return _claude.redacted(block.text("data"), f"{block.path}.data")
+        if kind == "tool_use":
+            return self.tool_call(block.text("id"), block.text("name"), block.get("input", dict), block.path)
+        raise ResponseError(f"unknown content block type {kind!r}", path=f"{block.path}.type")
+
+
+_WIRE: Final = _Wire()
 
 
 class Adapter(Provider):
-    id = "anthropic"
+    id = _Wire.key
 
     # -- request ---------------------------------------------------------------
 
@@ -99,28 +137,15 @@ class Adapter(Provider):
         self, conversation: Conversation, replay: Replay, model: str, options: dict[str, Any], stream: bool
     ) -> Built:
         betas = _claude.check_betas(options.pop("betas", None), "betas")
-        thinking = self._check_options(options, betas)
-        _claude.check_tool_loop(
-            conversation, replay, thinking, provider="Anthropic", opt_in_path="thinking.block_binding"
-        )
-        turns, encoded = wire_messages(replay, "anthropic", _turns, _claude.goes_out)
+        thinking = _check_options(options, betas)
+        turns, encoded = _WIRE.messages(conversation, replay, thinking)
         body: dict[str, Any] = {"model": model, "messages": turns}
         systems = conversation.system_prompts
         if systems:
             body["system"] = systems[0] if len(systems) == 1 else [{"type": "text", "text": s} for s in systems]
         if conversation.tools:
             body["tools"] = [_tool(t) for t in conversation.tools]
-        output_format = _output_format(conversation.response_format)
-        if output_format is not None:
-            config = options.get("output_config") or {}
-            if not isinstance(config, Mapping):
-                raise ValidationError("output_config: Input should be a valid dictionary", path="output_config")
-            if config.get("format") is not None:
-                raise ValidationError(
-                    "output_config.format: set both here and by the conversation's response_format; give one",
-                    path="output_config.format",
-                )
-            options["output_config"] = {**config, "format": output_format}
+        _WIRE.put_response_format(options, conversation.response_format)
         body.update(options)
         if stream:
             body["stream"] = True
@@ -132,43 +157,13 @@ class Adapter(Provider):
             headers["anthropic-beta"] = ",".join(betas)
         return Built(body, splice(body, "messages", encoded), PATH, headers)
 
-    def _check_options(self, options: dict[str, Any], betas: list[str]) -> _claude.ThinkingSettings:
-        for key, hint in _OWNED.items():
-            if key in options:
-                raise ValidationError(f"{key}: set by thinkseal, not an option ({hint})", path=key)
-        if "max_tokens" not in options:
-            raise ValidationError("max_tokens: Field required (Anthropic requires max_tokens)", path="max_tokens")
-        max_tokens = options["max_tokens"]
-        if not _claude.is_int(max_tokens) or max_tokens < 0:
-            raise ValidationError("max_tokens: Input should be a valid integer (>= 0)", path="max_tokens")
-        thinking = _claude.read_thinking(options.get("thinking"), "thinking")
-        _claude.check_sampling(
-            thinking,
-            max_tokens=max_tokens,
-            temperature=options.get("temperature"),
-            top_p=options.get("top_p"),
-            top_k=options.get("top_k"),
-            forced_tool_choice=_claude.tool_choice_forces(options.get("tool_choice")),
-            interleaved=_claude.INTERLEAVED_BETA in betas,
-            paths=_PATHS,
-        )
-        return thinking
-
     # -- response --------------------------------------------------------------
 
     def parse(self, response: Mapping[str, Any]) -> AssistantMessage:
         root = Node(response).object()
         if root.value.get("type") == "error":
             raise _error_event(root)
-        role = root.opt("role", str)
-        if role is not None and role != "assistant":
-            raise ResponseError(f"expected role 'assistant', got {role!r}", path="$.role")
-        parts: list[Part] = []
-        for block in root.items("content"):
-            part = _block(block)
-            if part is not None:
-                parts.append(part)
-        return _message(parts, "$.content")
+        return _WIRE.reply(root, role_required=False)
 
     def new_stream(self) -> StreamParser:
         return _Stream()
@@ -177,43 +172,14 @@ class Adapter(Provider):
 # -- request pieces -------------------------------------------------------------
 
 
-def _assistant_turn(message: AssistantMessage) -> tuple[Any, bytes]:
-    return fragment(message, "anthropic", lambda: {"role": "assistant", "content": _assistant_blocks(message)})
-
-
-def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
-    for part in _claude.wire_parts(message):
-        if isinstance(part, str):
-            blocks.append({"type": "text", "text": part})
-        elif isinstance(part, ToolCall):
-            blocks.append({"type": "tool_use", "id": part.id, "name": part.name, "input": part.arguments})
-        elif isinstance(part, ThinkingBlock.Text):
-            blocks.append({"type": "thinking", "thinking": part.text, "signature": part.signature})
-        elif isinstance(part, ThinkingBlock.Redacted):
-            blocks.append({"type": "redacted_thinking", "data": part.data})
-    return blocks
-
-
-def _user_turn(group: list[Message]) -> tuple[Any, bytes]:
-    if len(group) == 1 and isinstance(group[0], UserMessage):
-        message = group[0]
-        return fragment(message, "anthropic:user", lambda: {"role": "user", "content": message.content})
-    return message_of_blocks("user", [_user_block_fragment(m) for m in group])
-
-
-def _user_block_fragment(message: Message) -> tuple[Any, bytes]:
-    return fragment(message, "anthropic:block", lambda: _user_block(message))
-
-
-def _user_block(message: Message) -> dict[str, Any]:
-    if isinstance(message, ToolMessage):
-        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id, "content": message.content}
-        if message.is_error:
-            block["is_error"] = True
-        return block
-    assert isinstance(message, UserMessage)
-    return {"type": "text", "text": message.content}
+def _check_options(options: dict[str, Any], betas: list[str]) -> _claude.ThinkingSettings:
+    check_reserved(options, _RESERVED)
+    if "max_tokens" not in options:
+        raise ValidationError("max_tokens: Field required (Anthropic requires max_tokens)", path="max_tokens")
+    max_tokens = options["max_tokens"]
+    if not _claude.is_int(max_tokens) or max_tokens < 0:
+        raise ValidationError("max_tokens: Input should be a valid integer (>= 0)", path="max_tokens")
+    return _WIRE.settings(options, betas)
 
 
 def _tool(tool: Tool) -> dict[str, Any]:
@@ -224,112 +190,43 @@ def _tool(tool: Tool) -> dict[str, Any]:
     return spec
 
 
-def _output_format(fmt: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """``response_format`` (OpenAI chat shape) as Anthropic's ``output_config.format``."""
-    if fmt is None or fmt["type"] == "text":
-        return None
-    if fmt["type"] == "json_schema":
-        spec = fmt.get("json_schema")
-        schema = spec.get("schema") if isinstance(spec, Mapping) else None
-        if not isinstance(schema, Mapping):
-            raise ValidationError(
-                "response_format.json_schema.schema: a JSON Schema object is required",
-                path="response_format.json_schema.schema",
-            )
-        return {"type": "json_schema", "schema": schema}
-    if fmt["type"] == "json_object":
-        raise ValidationError(
-            'response_format: Anthropic has no JSON-object mode; give {"type": "json_schema", "json_schema": '
-            '{"schema": ...}} (sent as output_config.format)',
-            path="response_format.type",
-        )
-    raise ValidationError(f"response_format.type: unsupported value {fmt['type']!r}", path="response_format.type")
-
-
-# -- response pieces -------------------------------------------------------------
-
-
-def _block(block: Node) -> Part | None:
-    """One response content block as a message part (None: nothing to keep)."""
-    kind = block.get("type", str)
-    if kind == "text":
-        return block.text("text")
-    if kind == "thinking":
-        return _thinking(block.text("thinking"), block.text("signature"))
-    if kind == "redacted_thinking":
-        return _redacted(block.text("data"), f"{block.path}.data")
-    if kind == "tool_use":
-        return _tool_call(block.text("id"), block.text("name"), block.get("input", dict), block.path)
-    raise ResponseError(f"unknown content block type {kind!r}", path=f"{block.path}.type")
-
-
-def _thinking(text: str, signature: str) -> ThinkingBlock | None:
-    if not text and not signature:
-        return None  # an empty, unsigned block carries nothing
-    return ThinkingBlock.Text(text, signature or None)
-
-
-def _redacted(data: str, path: str) -> ThinkingBlock:
-    try:
-        return ThinkingBlock.Redacted(data)
-    except ValidationError as err:
-        raise wrap_errors(path, err) from None
-
-
-def _tool_call(call_id: str, name: str, arguments: Mapping[str, Any], path: str) -> ToolCall:
-    return _claude.tool_call(call_id, name, arguments, path, {"id": "id", "name": "name", "arguments": "input"})
-
-
-def _message(parts: list[Part], path: str) -> AssistantMessage:
-    try:
-        return AssistantMessage.from_parts(parts)
-    except ValidationError as err:
-        raise wrap_errors(path, err) from None
-
-
 def _error_event(node: Node) -> ResponseError:
     error = node.opt("error", dict) or {}
-    kind = error.get("type", "error")
-    message = error.get("message", "")
-    return ResponseError(f"provider error {kind}: {message}", path=f"{node.path}.error")
+    return _claude.provider_error(error.get("type", "error"), error, f"{node.path}.error")
 
 
 # -- streaming -------------------------------------------------------------------
 
 
-class _Block:
+class _Block(_claude.StreamBlock):
     """One content block being streamed (by its ``index``)."""
 
-    __slots__ = ("data", "id", "json", "kind", "name", "signature", "start_input", "stopped", "text")
+    __slots__ = ("data", "json", "start_input")
 
     def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self.text = ""
-        self.signature = ""
+        super().__init__(kind)
         self.data = ""
-        self.id = ""
-        self.name = ""
         self.json: list[str] = []
         self.start_input: dict[str, Any] = {}
-        self.stopped = False
 
 
-_DELTA_KIND: Final[dict[str, tuple[str, ...]]] = {
-    "text_delta": ("text",),
-    "citations_delta": ("text",),
-    "thinking_delta": ("thinking",),
-    "signature_delta": ("thinking",),
-    "input_json_delta": ("tool_use",),
-}
+_DELTA_KIND: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
+    {
+        "text_delta": ("text",),
+        "citations_delta": ("text",),
+        "thinking_delta": ("thinking",),
+        "signature_delta": ("thinking",),
+        "input_json_delta": ("tool_use",),
+    }
+)
 
 
-class _Stream(StreamParser):
+class _Stream(_claude.Stream[_Block]):
     """Accumulates the data objects of Anthropic's SSE events."""
 
-    def __init__(self) -> None:
-        self._started = False
-        self._stopped = False
-        self._blocks: dict[int, _Block] = {}
+    start_event = "message_start"
+    stop_event = "message_stop"
+    content_path = "$.content"
 
     def feed(self, event: Mapping[str, Any]) -> None:
         node = Node(event).object()
@@ -408,24 +305,16 @@ class _Stream(StreamParser):
             block.json.append(delta.text("partial_json"))
         # citations_delta: citations are not part of the turn thinkseal keeps.
 
-    def finish(self) -> AssistantMessage:
-        if not self._started:
-            raise ResponseError("stream ended before message_start", path="$")
-        if not self._stopped:
-            raise ResponseError("stream ended before message_stop (truncated)", path="$")
-        return _message(_claude.finished_parts(self._blocks, "$.content", _finished_part), "$.content")
-
-
-def _finished_part(block: _Block, path: str) -> Part | None:
-    if block.kind == "text":
-        return block.text
-    if block.kind == "thinking":
-        return _thinking(block.text, block.signature)
-    if block.kind == "redacted_thinking":
-        return _redacted(block.data, f"{path}.data")
-    raw = "".join(block.json)
-    arguments = parse_arguments(raw, f"{path}.input") if raw.strip() else block.start_input
-    return _tool_call(block.id, block.name, arguments, path)
+    def part(self, block: _Block, path: str) -> Part | None:
+        if block.kind == "text":
+            return block.text
+        if block.kind == "thinking":
+            return _claude.thinking_block(block.text, block.signature)
+        if block.kind == "redacted_thinking":
+            return _claude.redacted(block.data, f"{path}.data")
+        raw = "".join(block.json)
+        arguments = parse_arguments(raw, f"{path}.input") if raw.strip() else block.start_input
+        return _WIRE.tool_call(block.id, block.name, arguments, path)
 
 
 __all__ = ["Adapter"]

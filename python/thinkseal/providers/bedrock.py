@@ -44,33 +44,39 @@ What Bedrock requires, and what thinkseal does about it:
   concatenate (Bedrock sends one), redacted bytes concatenate; a stream without
   ``messageStop`` is truncated (``ResponseError``); exception events raise
   ``ResponseError``; unknown events are ignored.
+- What Bedrock and Anthropic share (Claude's rules) is in ``_claude``; this
+  module is Converse's spelling of it.
 """
 
 from __future__ import annotations
 
 import base64
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, Final
 from urllib.parse import quote
 
 from .._blocks import ThinkingBlock
 from .._conversation import Conversation
 from .._errors import ResponseError, ValidationError
-from .._messages import AssistantMessage, Message, Part, ToolCall, ToolMessage, UserMessage
+from .._messages import AssistantMessage, Part, ToolCall, ToolMessage
 from .._replay import Replay
 from .._tool import Tool
 from . import _claude
 from ._base import Built, Provider, StreamParser
+from ._options import BODY_FIELDS, check_reserved
 from ._response import Node, b64_text, parse_arguments, valid_text
-from ._wire import dumps, fragment, message_of_blocks, splice, wire_messages
+from ._wire import dumps, splice
 
-_OWNED: Final[dict[str, str]] = {
-    "modelId": "pass model=... (it goes in the path)",
-    "messages": "they come from the conversation",
-    "system": "put SystemMessage(s) in the conversation",
-    "stream": "pass stream=True (it selects /converse-stream)",
-}
+_RESERVED: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "modelId": "pass model=... (it goes in the path)",
+        "messages": BODY_FIELDS["messages"],
+        "system": "put SystemMessage(s) in the conversation",
+        "stream": "pass stream=True (it selects /converse-stream)",
+    }
+)
 # The other members of botocore's ConverseRequest / ConverseStreamRequest.
 _OPTIONS: Final[frozenset[str]] = frozenset(
     {
@@ -86,14 +92,6 @@ _OPTIONS: Final[frozenset[str]] = frozenset(
         "outputConfig",
     }
 )
-_PATHS: Final[dict[str, str]] = {
-    "max_tokens": "inferenceConfig.maxTokens",
-    "temperature": "inferenceConfig.temperature",
-    "top_p": "inferenceConfig.topP",
-    "top_k": "additionalModelRequestFields.top_k",
-    "tool_choice": "toolConfig.toolChoice",
-}
-_TOOL_FIELDS: Final[dict[str, str]] = {"id": "toolUseId", "name": "name", "arguments": "input"}
 _EXCEPTIONS: Final[tuple[str, ...]] = (
     "internalServerException",
     "modelStreamErrorException",
@@ -103,20 +101,71 @@ _EXCEPTIONS: Final[tuple[str, ...]] = (
 )
 
 
-def _turns(sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
-    """The wire turns of a run of as-sent messages (see ``wire_messages``)."""
-    turns: list[Any] = []
-    encoded: list[bytes] = []
-    for role, group in _claude.plan_turns(sent).turns:
-        if role == "assistant":
-            message = group[0]
-            assert isinstance(message, AssistantMessage)
-            value, raw = _assistant_fragment(message)
-        else:
-            value, raw = _user_turn(group)
-        turns.append(value)
-        encoded.append(raw)
-    return turns, encoded
+class _Wire(_claude.Wire):
+    """Converse's spelling of Claude's wire."""
+
+    key = "bedrock"
+    name = "Bedrock (Claude)"
+    paths = MappingProxyType(
+        {
+            "max_tokens": "inferenceConfig.maxTokens",
+            "temperature": "inferenceConfig.temperature",
+            "top_p": "inferenceConfig.topP",
+            "top_k": "additionalModelRequestFields.top_k",
+            "tool_choice": "toolConfig.toolChoice",
+            "thinking": "additionalModelRequestFields.thinking",
+        }
+    )
+    tool_fields = MappingProxyType({"id": "toolUseId", "name": "name", "arguments": "input"})
+    format_at = ("outputConfig", "textFormat")
+
+    def text_block(self, text: str) -> dict[str, Any]:
+        return {"text": text}
+
+    def tool_use_block(self, call: ToolCall) -> dict[str, Any]:
+        return {"toolUse": {"toolUseId": call.id, "name": call.name, "input": call.arguments}}
+
+    def thinking_wire(self, block: ThinkingBlock.Text) -> dict[str, Any]:
+        return {"reasoningContent": {"reasoningText": {"text": block.text, "signature": block.signature}}}
+
+    def redacted_wire(self, block: ThinkingBlock.Redacted) -> dict[str, Any]:
+        return {"reasoningContent": {"redactedContent": block.data}}
+
+    def tool_result_block(self, message: ToolMessage) -> dict[str, Any]:
+        result: dict[str, Any] = {"toolUseId": message.tool_call_id, "content": [{"text": message.content}]}
+        if message.is_error:
+            result["status"] = "error"
+        return {"toolResult": result}
+
+    def format_wire(self, spec: Mapping[str, Any]) -> dict[str, Any]:
+        # The schema goes as JSON text; a name and description only when not blank.
+        definition: dict[str, Any] = {"schema": dumps(spec["schema"]).decode()}
+        for key in ("name", "description"):
+            if isinstance(spec.get(key), str) and spec[key]:
+                definition[key] = spec[key]
+        return {"type": "json_schema", "structure": {"jsonSchema": definition}}
+
+    def forces_tool(self, choice: object) -> bool:
+        # {"any": {}} and {"tool": {"name": ...}} force a tool.
+        return isinstance(choice, Mapping) and ("any" in choice or "tool" in choice)
+
+    def read_block(self, block: Node) -> Part | None:
+        kind = _kind(block, _BLOCK_KINDS, "content block type")
+        if kind == "text":
+            return block.text("text")
+        if kind == "toolUse":
+            use = block.node("toolUse")
+            return self.tool_call(use.text("toolUseId"), use.text("name"), use.get("input", dict), use.path)
+        reasoning = block.node("reasoningContent")
+        member = _kind(reasoning, ("reasoningText", "redactedContent"), "reasoning content")
+        if member == "redactedContent":
+            return _redacted(reasoning.value["redactedContent"], f"{reasoning.path}.redactedContent")
+        text = reasoning.node("reasoningText")
+        signature = valid_text(text.opt("signature", str, ""), f"{text.path}.signature")
+        return _claude.thinking_block(text.text("text"), signature)
+
+
+_WIRE: Final = _Wire()
 
 
 def _uses_tools(turn: Mapping[str, Any]) -> bool:
@@ -138,7 +187,7 @@ def boto3_params(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class Adapter(Provider):
-    id = "bedrock"
+    id = _Wire.key
 
     # -- request ---------------------------------------------------------------
 
@@ -146,14 +195,7 @@ class Adapter(Provider):
         self, conversation: Conversation, replay: Replay, model: str, options: dict[str, Any], stream: bool
     ) -> Built:
         extra, thinking = _check_options(options, has_tools=bool(conversation.tools))
-        _claude.check_tool_loop(
-            conversation,
-            replay,
-            thinking,
-            provider="Bedrock (Claude)",
-            opt_in_path="additionalModelRequestFields.thinking.block_binding",
-        )
-        turns, encoded = wire_messages(replay, "bedrock", _turns, _claude.goes_out)
+        turns, encoded = _WIRE.messages(conversation, replay, thinking)
         if not conversation.tools and any(_uses_tools(turn) for turn in turns):
             raise ValidationError(
                 "The toolConfig field must be defined when using toolUse and toolResult content blocks "
@@ -166,15 +208,7 @@ class Adapter(Provider):
             body["system"] = [{"text": s} for s in conversation.system_prompts]
         if conversation.tools:
             body["toolConfig"] = {"tools": [_tool(t) for t in conversation.tools], **extra.pop("toolConfig", {})}
-        text_format = _text_format(conversation.response_format)
-        if text_format is not None:
-            config = extra.get("outputConfig") or {}
-            if config.get("textFormat") is not None:
-                raise ValidationError(
-                    "outputConfig.textFormat: set both here and by the conversation's response_format; give one",
-                    path="outputConfig.textFormat",
-                )
-            extra["outputConfig"] = {**config, "textFormat": text_format}
+        _WIRE.put_response_format(extra, conversation.response_format)
         if thinking.block_binding:
             fields = dict(extra["additionalModelRequestFields"])
             fields["anthropic_beta"] = _claude.merge_betas(fields.get("anthropic_beta") or [], [_claude.BINDING_BETA])
@@ -188,17 +222,7 @@ class Adapter(Provider):
     # -- response --------------------------------------------------------------
 
     def parse(self, response: Mapping[str, Any]) -> AssistantMessage:
-        root = Node(response).object()
-        message = root.node("output").node("message")
-        role = message.get("role", str)
-        if role != "assistant":
-            raise ResponseError(f"expected role 'assistant', got {role!r}", path=f"{message.path}.role")
-        parts: list[Part] = []
-        for block in message.items("content"):
-            part = _block(block)
-            if part is not None:
-                parts.append(part)
-        return _message(parts, f"{message.path}.content")
+        return _WIRE.reply(Node(response).object().node("output").node("message"), role_required=True)
 
     def new_stream(self) -> StreamParser:
         return _Stream()
@@ -219,9 +243,8 @@ def _mapping(options: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 def _check_options(options: dict[str, Any], *, has_tools: bool) -> tuple[dict[str, Any], _claude.ThinkingSettings]:
     """The caller's options, checked; returns them (toolConfig without tools)
     and the Claude thinking settings found in additionalModelRequestFields."""
+    check_reserved(options, _RESERVED)
     for key in options:
-        if key in _OWNED:
-            raise ValidationError(f"{key}: set by thinkseal, not an option ({_OWNED[key]})", path=key)
         if key not in _OPTIONS:
             raise ValidationError(
                 f"{key}: not a Converse request field (expected one of {', '.join(sorted(_OPTIONS))})", path=key
@@ -241,18 +264,7 @@ def _check_options(options: dict[str, Any], *, has_tools: bool) -> tuple[dict[st
     if tool_config and not has_tools:
         raise ValidationError("toolConfig: the conversation has no tools to choose from", path="toolConfig")
     betas = _claude.check_betas(fields.get("anthropic_beta"), "additionalModelRequestFields.anthropic_beta")
-    thinking = _claude.read_thinking(fields.get("thinking"), "additionalModelRequestFields.thinking")
-    choice = tool_config.get("toolChoice")
-    _claude.check_sampling(
-        thinking,
-        max_tokens=max_tokens,
-        temperature=inference.get("temperature"),
-        top_p=inference.get("topP"),
-        top_k=fields.get("top_k"),
-        forced_tool_choice=isinstance(choice, Mapping) and ("any" in choice or "tool" in choice),
-        interleaved=_claude.INTERLEAVED_BETA in betas,
-        paths=_PATHS,
-    )
+    thinking = _WIRE.settings(options, betas)
     extra = dict(options)
     if tool_config:
         extra["toolConfig"] = dict(tool_config)
@@ -262,74 +274,12 @@ def _check_options(options: dict[str, Any], *, has_tools: bool) -> tuple[dict[st
 # -- request pieces -------------------------------------------------------------------
 
 
-def _assistant_fragment(message: AssistantMessage) -> tuple[Any, bytes]:
-    return fragment(message, "bedrock", lambda: _assistant_turn(message))
-
-
-def _assistant_turn(message: AssistantMessage) -> dict[str, Any]:
-    content: list[dict[str, Any]] = []
-    for part in _claude.wire_parts(message):
-        if isinstance(part, str):
-            content.append({"text": part})
-        elif isinstance(part, ToolCall):
-            content.append({"toolUse": {"toolUseId": part.id, "name": part.name, "input": part.arguments}})
-        elif isinstance(part, ThinkingBlock.Text):
-            content.append({"reasoningContent": {"reasoningText": {"text": part.text, "signature": part.signature}}})
-        elif isinstance(part, ThinkingBlock.Redacted):
-            content.append({"reasoningContent": {"redactedContent": part.data}})
-    return {"role": "assistant", "content": content}
-
-
-def _user_turn(group: list[Message]) -> tuple[Any, bytes]:
-    return message_of_blocks("user", [_user_block_fragment(m) for m in group])
-
-
-def _user_block_fragment(message: Message) -> tuple[Any, bytes]:
-    return fragment(message, "bedrock:block", lambda: _user_block(message))
-
-
-def _user_block(message: Message) -> dict[str, Any]:
-    if isinstance(message, ToolMessage):
-        result: dict[str, Any] = {"toolUseId": message.tool_call_id, "content": [{"text": message.content}]}
-        if message.is_error:
-            result["status"] = "error"
-        return {"toolResult": result}
-    assert isinstance(message, UserMessage)
-    return {"text": message.content}
-
-
 def _tool(tool: Tool) -> dict[str, Any]:
     spec: dict[str, Any] = {"name": tool.name}
     if tool.description:  # NonEmptyString in the service model
         spec["description"] = tool.description
     spec["inputSchema"] = {"json": tool.parameters}
     return {"toolSpec": spec}
-
-
-def _text_format(fmt: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """``response_format`` (OpenAI chat shape) as Converse ``outputConfig.textFormat``."""
-    if fmt is None or fmt["type"] == "text":
-        return None
-    if fmt["type"] == "json_schema":
-        spec = fmt.get("json_schema")
-        schema = spec.get("schema") if isinstance(spec, Mapping) else None
-        if not isinstance(spec, Mapping) or not isinstance(schema, Mapping):
-            raise ValidationError(
-                "response_format.json_schema.schema: a JSON Schema object is required",
-                path="response_format.json_schema.schema",
-            )
-        definition: dict[str, Any] = {"schema": dumps(schema).decode()}
-        for key in ("name", "description"):
-            if isinstance(spec.get(key), str) and spec[key]:
-                definition[key] = spec[key]
-        return {"type": "json_schema", "structure": {"jsonSchema": definition}}
-    if fmt["type"] == "json_object":
-        raise ValidationError(
-            'response_format: Converse has no JSON-object mode; give {"type": "json_schema", "json_schema": '
-            '{"schema": ...}} (sent as outputConfig.textFormat)',
-            path="response_format.type",
-        )
-    raise ValidationError(f"response_format.type: unsupported value {fmt['type']!r}", path="response_format.type")
 
 
 # -- response pieces ---------------------------------------------------------------------
@@ -349,78 +299,41 @@ def _kind(node: Node, known: tuple[str, ...], what: str) -> str:
     raise ResponseError(f"{what} sets several members: {', '.join(present)}", path=node.path)
 
 
-def _block(block: Node) -> Part | None:
-    kind = _kind(block, _BLOCK_KINDS, "content block type")
-    if kind == "text":
-        return block.text("text")
-    if kind == "toolUse":
-        use = block.node("toolUse")
-        return _claude.tool_call(
-            use.text("toolUseId"), use.text("name"), use.get("input", dict), use.path, _TOOL_FIELDS
-        )
-    reasoning = block.node("reasoningContent")
-    member = _kind(reasoning, ("reasoningText", "redactedContent"), "reasoning content")
-    if member == "redactedContent":
-        return _redacted(reasoning.value["redactedContent"], f"{reasoning.path}.redactedContent")
-    text = reasoning.node("reasoningText")
-    signature = valid_text(text.opt("signature", str, ""), f"{text.path}.signature")
-    return _reasoning(text.text("text"), signature)
-
-
-def _reasoning(text: str, signature: str) -> ThinkingBlock | None:
-    if not text and not signature:
-        return None  # an empty, unsigned block carries nothing
-    return ThinkingBlock.Text(text, signature or None)
-
-
 def _redacted(value: object, path: str) -> ThinkingBlock:
+    """Redacted content: base64 text in the HTTP JSON, bytes from boto3."""
     data = b64_text(value, path)
     if not data:
         raise ResponseError("redacted content is empty", path=path)
-    return ThinkingBlock.Redacted(data)
-
-
-def _message(parts: list[Part], path: str) -> AssistantMessage:
-    try:
-        return AssistantMessage.from_parts(parts)
-    except ValidationError as err:
-        raise ResponseError(str(err), path=path) from None
+    return _claude.redacted(data, path)
 
 
 # -- streaming ------------------------------------------------------------------------------
 
 
-class _Block:
-    """One content block being streamed (by its ``contentBlockIndex``)."""
+class _Block(_claude.StreamBlock):
+    """One content block being streamed (by its ``contentBlockIndex``); ``kind``
+    is "text", "reasoning" or "toolUse"."""
 
-    __slots__ = ("id", "input", "kind", "name", "redacted", "signature", "stopped", "text")
+    __slots__ = ("input", "redacted")
 
     def __init__(self, kind: str) -> None:
-        self.kind = kind  # "text", "reasoning", "toolUse"
-        self.text = ""
-        self.signature = ""
+        super().__init__(kind)
         self.redacted = bytearray()
-        self.id = ""
-        self.name = ""
         self.input: list[str] = []
-        self.stopped = False
 
 
-class _Stream(StreamParser):
+class _Stream(_claude.Stream[_Block]):
     """Accumulates ConverseStream events (``{"contentBlockDelta": {...}}``, ...)."""
 
-    def __init__(self) -> None:
-        self._started = False
-        self._stopped = False
-        self._blocks: dict[int, _Block] = {}
+    start_event = "messageStart"
+    stop_event = "messageStop"
+    content_path = "$.output.message.content"
 
     def feed(self, event: Mapping[str, Any]) -> None:
         root = Node(event).object()
         for name in _EXCEPTIONS:
             if root.has(name):
-                detail = root.value[name]
-                message = detail.get("message", "") if isinstance(detail, Mapping) else str(detail)
-                raise ResponseError(f"provider error {name}: {message}", path=f"$.{name}")
+                raise _claude.provider_error(name, root.value[name], f"$.{name}")
         if root.has("messageStart"):
             root.node("messageStart")
             self._started = True
@@ -493,28 +406,20 @@ class _Stream(StreamParser):
     def _stop(self, node: Node) -> None:
         self._block(node, None).stopped = True
 
-    def finish(self) -> AssistantMessage:
-        if not self._started:
-            raise ResponseError("stream ended before messageStart", path="$")
-        if not self._stopped:
-            raise ResponseError("stream ended before messageStop (truncated)", path="$")
-        return _message(
-            _claude.finished_parts(self._blocks, "$.output.message.content", _finished_part), "$.output.message.content"
-        )
-
-
-def _finished_part(block: _Block, path: str) -> Part | None:
-    if block.kind == "text":
-        return block.text
-    if block.kind == "toolUse":
-        raw = "".join(block.input)
-        arguments = parse_arguments(raw, f"{path}.toolUse.input")
-        return _claude.tool_call(block.id, block.name, arguments, f"{path}.toolUse", _TOOL_FIELDS)
-    if block.redacted:
-        if block.text or block.signature:
-            raise ResponseError("reasoning block has both redacted content and text", path=f"{path}.reasoningContent")
-        return ThinkingBlock.Redacted(base64.b64encode(bytes(block.redacted)).decode())
-    return _reasoning(block.text, block.signature)
+    def part(self, block: _Block, path: str) -> Part | None:
+        if block.kind == "text":
+            return block.text
+        if block.kind == "toolUse":
+            raw = "".join(block.input)
+            arguments = parse_arguments(raw, f"{path}.toolUse.input")
+            return _WIRE.tool_call(block.id, block.name, arguments, f"{path}.toolUse")
+        if block.redacted:
+            if block.text or block.signature:
+                raise ResponseError(
+                    "reasoning block has both redacted content and text", path=f"{path}.reasoningContent"
+                )
+            return ThinkingBlock.Redacted(base64.b64encode(bytes(block.redacted)).decode())
+        return _claude.thinking_block(block.text, block.signature)
 
 
 __all__ = ["Adapter"]

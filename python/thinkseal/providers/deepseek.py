@@ -34,15 +34,8 @@ from typing import Any, ClassVar
 from .._blocks import ThinkingBlock
 from .._conversation import Conversation
 from .._messages import AssistantMessage
-from ._chat import (
-    ChatProvider,
-    TextDeltas,
-    ThinkingDeltas,
-    check_choice,
-    check_number,
-    check_thinking_type,
-    reasoning_text,
-)
+from ._chat import ChatProvider, TextDeltas, ThinkingDeltas, check_thinking_type, reasoning_text
+from ._options import check_choice, check_number
 from ._response import Node
 
 REASONING_FIELD = "reasoning_content"

@@ -55,30 +55,19 @@ import hashlib
 import re
 import string
 from collections.abc import Iterable, Mapping, Sequence
-from functools import partial
-from typing import Any, ClassVar
+from types import MappingProxyType
+from typing import Any, ClassVar, Final
 
 from .._blocks import ThinkingBlock
 from .._conversation import Conversation
 from .._errors import ResponseError, ThinksealError, ValidationError
-from .._json import freeze_json
 from .._messages import AssistantMessage, Message, Part, ToolCall, ToolMessage
 from .._replay import Replay
 from ._base import Built, Provider, StreamParser
-from ._chat import (
-    TOOL_ERROR_PREFIX,
-    check_choice,
-    check_flag,
-    check_number,
-    goes_out,
-    in_wire_order,
-    join_text,
-    make_call,
-    plain_wire,
-    tool_wire,
-)
+from ._chat import ReplyStream, chat_body, goes_out, in_wire_order, join_text, make_call, named_tool_messages, tool_text
+from ._options import BODY_FIELDS, check_choice, check_flag, check_number, frozen_options, response_format
 from ._response import Node, wrap_errors
-from ._wire import fragment, splice, wire_messages
+from ._wire import splice, wire_messages
 
 __all__ = ["PROMPT_MODES", "REASONING_EFFORTS", "Adapter", "wire_call_id"]
 
@@ -88,13 +77,10 @@ PROMPT_MODES: tuple[str, ...] = ("reasoning",)
 TOOL_CHOICES: tuple[str, ...] = ("auto", "none", "any", "required")
 RESPONSE_FORMATS: tuple[str, ...] = ("text", "json_object", "json_schema")
 
-_RESERVED = {
-    "model": "the model is prepare()'s model argument",
-    "messages": "messages come from the conversation",
-    "tools": "tools come from Conversation.tools",
-    "response_format": "use Conversation.response_format (it is part of the fingerprint)",
-    "stream": "use prepare(..., stream=True)",
-}
+# Body fields thinkseal fills from the conversation and ``prepare``'s own arguments.
+_RESERVED: Final[Mapping[str, str]] = MappingProxyType(
+    {**BODY_FIELDS, "response_format": "use Conversation.response_format (it is part of the fingerprint)"}
+)
 _MISTRAL_ID = re.compile(r"[A-Za-z0-9]{9}")
 _BASE62 = string.ascii_letters + string.digits
 
@@ -136,12 +122,7 @@ def _check_tool_choice(value: object) -> None:
 
 
 def _check_options(options: dict[str, Any]) -> dict[str, Any]:
-    checked: dict[str, Any] = {}
-    for name, value in options.items():
-        if name in _RESERVED:
-            raise ValidationError(f"{name}: not an option here; {_RESERVED[name]}", path=name)
-        # Frozen copies: the body must not change when the caller's dict does.
-        checked[name] = freeze_json(value, name)[0]
+    checked = frozen_options(options, _RESERVED)
     check_choice(checked.get("reasoning_effort"), REASONING_EFFORTS, "reasoning_effort")
     check_choice(checked.get("prompt_mode"), PROMPT_MODES, "prompt_mode")
     for name in ("max_tokens", "min_tokens", "random_seed", "top_k", "top_logprobs"):
@@ -158,25 +139,11 @@ def _check_options(options: dict[str, Any]) -> dict[str, Any]:
     return checked
 
 
-def _response_format(response_format: Mapping[str, Any] | None) -> dict[str, Any]:
-    if response_format is None:
-        return {}
-    kind = response_format["type"]
-    if kind not in RESPONSE_FORMATS:
-        raise ValidationError(
-            f"response_format.type: mistral supports {', '.join(RESPONSE_FORMATS)}; got {kind!r}",
-            path="Conversation.response_format.type",
-        )
-    if kind == "json_schema":
-        spec = response_format.get("json_schema")
-        if not (
-            isinstance(spec, Mapping) and isinstance(spec.get("name"), str) and isinstance(spec.get("schema"), Mapping)
-        ):
-            raise ValidationError(
-                "response_format.json_schema: Mistral needs an object with name (a string) and schema (an object)",
-                path="Conversation.response_format.json_schema",
-            )
-    return {"response_format": response_format}
+def _response_format(fmt: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``response_format`` passes through unchanged: Mistral takes OpenAI's shapes,
+    a json_schema one with its name and schema."""
+    fmt = response_format(fmt, Adapter.id, RESPONSE_FORMATS, needs=("name", "schema"))
+    return {} if fmt is None else {"response_format": fmt}
 
 
 def _content_chunks(parts: Iterable[Part]) -> list[dict[str, Any]]:
@@ -213,34 +180,19 @@ def _assistant_wire(message: AssistantMessage) -> dict[str, Any]:
 
 
 def _tool_wire(message: ToolMessage, name: str) -> dict[str, Any]:
-    text = TOOL_ERROR_PREFIX + message.content if message.is_error else message.content
-    return {"role": "tool", "tool_call_id": wire_call_id(message.tool_call_id), "name": name, "content": text}
-
-
-def _messages(replay: Replay) -> tuple[list[Any], list[bytes]]:
-    return wire_messages(replay, "mistral", _segment, goes_out)
+    return {
+        "role": "tool",
+        "tool_call_id": wire_call_id(message.tool_call_id),
+        "name": name,
+        "content": tool_text(message),
+    }
 
 
 def _segment(sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
     """The wire messages and their cached JSON bytes. ``in_wire_order`` leaves
     out turns with neither text nor tool calls (Mistral rejects them) and moves
     a system message standing among tool results to just after them."""
-    objects: list[Any] = []
-    raws: list[bytes] = []
-    names: dict[str, str] = {}  # call id -> tool name, for the turn the tool results answer
-    for message in in_wire_order(sent):
-        if isinstance(message, AssistantMessage):
-            names = {c.id: c.name for c in message.tool_calls}
-            obj, raw = fragment(message, "mistral", partial(_assistant_wire, message))
-        elif isinstance(message, ToolMessage):
-            # Pairing guarantees a tool message still here answers a call of the turn before it.
-            name = names[message.tool_call_id]
-            obj, raw = fragment(message, "mistral:tool:" + name, partial(_tool_wire, message, name))
-        else:
-            obj, raw = fragment(message, "mistral", partial(plain_wire, message))  # system or user
-        objects.append(obj)
-        raws.append(raw)
-    return objects, raws
+    return named_tool_messages(in_wire_order(sent), "mistral", _assistant_wire, _tool_wire)
 
 
 # -- response ------------------------------------------------------------------
@@ -422,10 +374,10 @@ def _stream_choice(event: Mapping[str, Any]) -> Node | None:
     return None  # a usage-only chunk
 
 
-class _Stream(StreamParser):
-    def __init__(self) -> None:
-        self._reply = _Reply()
-        self._finished = False
+class _Stream(ReplyStream[_Reply]):
+    """Accumulates stream chunks until one has a ``finish_reason``."""
+
+    cut_off = ("the stream ended without a finish_reason", "$.choices[0].finish_reason")
 
     def feed(self, event: Mapping[str, Any]) -> None:
         choice = _stream_choice(event)
@@ -436,12 +388,7 @@ class _Stream(StreamParser):
             self._reply.content(delta)
             self._reply.tool_calls(delta, fragments=True)
         if _check_finish(choice) is not None:
-            self._finished = True
-
-    def finish(self) -> AssistantMessage:
-        if not self._finished:
-            raise ResponseError("the stream ended without a finish_reason", path="$.choices[0].finish_reason")
-        return self._reply.message()
+            self._ended = True
 
 
 class Adapter(Provider):
@@ -453,14 +400,8 @@ class Adapter(Provider):
         self, conversation: Conversation, replay: Replay, model: str, options: dict[str, Any], stream: bool
     ) -> Built:
         checked = _check_options(options)
-        messages, raws = _messages(replay)
-        body: dict[str, Any] = {
-            "model": model,
-            "messages": messages,
-            **({"tools": [tool_wire(t) for t in conversation.tools]} if conversation.tools else {}),
-            **_response_format(conversation.response_format),
-            **checked,
-        }
+        messages, raws = wire_messages(replay, "mistral", _segment, goes_out)
+        body = chat_body(model, messages, conversation.tools, _response_format(conversation.response_format), checked)
         if stream:
             body["stream"] = True
         headers = {"content-type": "application/json", "accept": "text/event-stream" if stream else "application/json"}
@@ -480,4 +421,4 @@ class Adapter(Provider):
         return reply.message()
 
     def new_stream(self) -> StreamParser:
-        return _Stream()
+        return _Stream(_Reply())

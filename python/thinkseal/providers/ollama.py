@@ -45,19 +45,19 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from functools import partial
-from typing import Any, ClassVar
+from types import MappingProxyType
+from typing import Any, ClassVar, Final
 
 from .._blocks import ThinkingBlock
 from .._conversation import Conversation
 from .._errors import ResponseError, ThinksealError, ValidationError
-from .._json import freeze_json
 from .._messages import AssistantMessage, Message, ToolCall, ToolMessage
 from .._replay import Replay
 from ._base import Built, Provider, StreamParser
-from ._chat import TOOL_ERROR_PREFIX, check_flag, check_number, check_object, join_text, plain_wire, tool_wire
+from ._chat import ReplyStream, chat_body, join_text, named_tool_messages, tool_text
+from ._options import BODY_FIELDS, check_flag, check_number, check_object, frozen_options, response_format
 from ._response import Node, parse_arguments, wrap_errors
-from ._wire import fragment, splice, wire_messages
+from ._wire import splice, wire_messages
 
 __all__ = ["THINK_LEVELS", "Adapter", "generated_call_id", "invalid_think_message"]
 
@@ -89,13 +89,9 @@ _MODEL_PARAMETERS = frozenset(
     }
 )
 # Fields thinkseal fills from the conversation and ``prepare``'s own arguments.
-_RESERVED = {
-    "model": "the model is prepare()'s model argument",
-    "messages": "messages come from the conversation",
-    "tools": "tools come from Conversation.tools",
-    "format": "the format comes from Conversation.response_format (it is part of the fingerprint)",
-    "stream": "use prepare(..., stream=True)",
-}
+_RESERVED: Final[Mapping[str, str]] = MappingProxyType(
+    {**BODY_FIELDS, "format": "the format comes from Conversation.response_format (it is part of the fingerprint)"}
+)
 
 
 def invalid_think_message(value: object) -> str:
@@ -114,17 +110,13 @@ def generated_call_id(thinking: str, content: str, index: int, name: str, argume
 
 
 def _check_options(options: dict[str, Any]) -> dict[str, Any]:
-    checked: dict[str, Any] = {}
-    for name, value in options.items():
-        if name in _RESERVED:
-            raise ValidationError(f"{name}: not an option here; {_RESERVED[name]}", path=name)
+    for name in options:
         if name in _MODEL_PARAMETERS:
             raise ValidationError(
                 f"{name}: a model parameter, which Ollama ignores at the top level; pass options={{{name!r}: ...}}",
                 path=name,
             )
-        # Frozen copies: the body must not change when the caller's dict does.
-        checked[name] = freeze_json(value, name)[0]
+    checked = frozen_options(options, _RESERVED)
     think = checked.get("think")
     if think is not None and not (isinstance(think, bool) or think in THINK_LEVELS):
         raise ValidationError(invalid_think_message(think), path="think")
@@ -139,27 +131,14 @@ def _check_options(options: dict[str, Any]) -> dict[str, Any]:
     return checked
 
 
-def _format(response_format: Mapping[str, Any] | None) -> dict[str, Any]:
-    if response_format is None:
+def _format(fmt: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``response_format`` as Ollama's ``format``: "json", or the JSON schema itself."""
+    fmt = response_format(fmt, Adapter.id, ("json_object", "json_schema", "text"), needs=("schema",))
+    if fmt is None or fmt["type"] == "text":
         return {}
-    kind = response_format["type"]
-    if kind == "text":
-        return {}
-    if kind == "json_object":
+    if fmt["type"] == "json_object":
         return {"format": "json"}
-    if kind == "json_schema":
-        spec = response_format.get("json_schema")
-        schema = spec.get("schema") if isinstance(spec, Mapping) else None
-        if not isinstance(schema, Mapping):
-            raise ValidationError(
-                "response_format.json_schema.schema: Ollama needs the schema (a JSON object)",
-                path="Conversation.response_format.json_schema.schema",
-            )
-        return {"format": schema}
-    raise ValidationError(
-        f"response_format.type: ollama supports json_object, json_schema, text; got {kind!r}",
-        path="Conversation.response_format.type",
-    )
+    return {"format": fmt["json_schema"]["schema"]}
 
 
 def _assistant_wire(message: AssistantMessage) -> dict[str, Any]:
@@ -173,32 +152,12 @@ def _assistant_wire(message: AssistantMessage) -> dict[str, Any]:
 
 
 def _tool_wire(message: ToolMessage, name: str) -> dict[str, Any]:
-    text = TOOL_ERROR_PREFIX + message.content if message.is_error else message.content
-    return {"role": "tool", "content": text, "tool_name": name}
-
-
-def _messages(replay: Replay) -> tuple[list[Any], list[bytes]]:
-    return wire_messages(replay, "ollama", _segment)
+    return {"role": "tool", "content": tool_text(message), "tool_name": name}
 
 
 def _segment(sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
-    """The wire messages and their cached JSON bytes."""
-    objects: list[Any] = []
-    raws: list[bytes] = []
-    names: dict[str, str] = {}  # call id -> tool name, for the turn the tool results answer
-    for message in sent:
-        if isinstance(message, AssistantMessage):
-            names = {c.id: c.name for c in message.tool_calls}
-            obj, raw = fragment(message, "ollama", partial(_assistant_wire, message))
-        elif isinstance(message, ToolMessage):
-            # Pairing guarantees a tool message still here answers a call of the turn before it.
-            name = names[message.tool_call_id]
-            obj, raw = fragment(message, "ollama:tool:" + name, partial(_tool_wire, message, name))
-        else:
-            obj, raw = fragment(message, "ollama", partial(plain_wire, message))  # system or user
-        objects.append(obj)
-        raws.append(raw)
-    return objects, raws
+    """The wire messages and their cached JSON bytes (every turn goes out, in place)."""
+    return named_tool_messages(sent, "ollama", _assistant_wire, _tool_wire)
 
 
 # -- response ------------------------------------------------------------------
@@ -253,28 +212,21 @@ class _Reply:
         return AssistantMessage(content or None, calls, [ThinkingBlock.Text(thinking)] if thinking else [])
 
 
-class _Stream(StreamParser):
+class _Stream(ReplyStream[_Reply]):
     """Accumulates NDJSON lines: thinking and content fragments, whole tool calls,
     and the final ``"done": true`` line."""
 
-    def __init__(self) -> None:
-        self._reply = _Reply()
-        self._done = False
+    cut_off = ('the stream ended before its "done": true line', "$.done")
 
     def feed(self, event: Mapping[str, Any]) -> None:
         root = Node(event)
         _raise_reported_error(root)
-        if self._done:
+        if self._ended:
             raise ResponseError("a stream line after the done line", path="$")
         message = root.opt_node("message")
         if message is not None:
             self._reply.add(message)
-        self._done = root.opt("done", bool, False)
-
-    def finish(self) -> AssistantMessage:
-        if not self._done:
-            raise ResponseError('the stream ended before its "done": true line', path="$.done")
-        return self._reply.message()
+        self._ended = root.opt("done", bool, False)
 
 
 class Adapter(Provider):
@@ -286,15 +238,10 @@ class Adapter(Provider):
         self, conversation: Conversation, replay: Replay, model: str, options: dict[str, Any], stream: bool
     ) -> Built:
         checked = _check_options(options)
-        messages, raws = _messages(replay)
-        body: dict[str, Any] = {
-            "model": model,
-            "messages": messages,
-            **({"tools": [tool_wire(t) for t in conversation.tools]} if conversation.tools else {}),
-            **_format(conversation.response_format),
-            "stream": stream,
-            **checked,
-        }
+        messages, raws = wire_messages(replay, "ollama", _segment)
+        # "stream" always goes out: Ollama streams when it is absent.
+        fmt = _format(conversation.response_format)
+        body = chat_body(model, messages, conversation.tools, fmt, {"stream": stream}, checked)
         return Built(body, splice(body, "messages", raws), PATH, {"content-type": "application/json"})
 
     def parse(self, response: Mapping[str, Any]) -> AssistantMessage:
@@ -307,4 +254,4 @@ class Adapter(Provider):
         return reply.message()
 
     def new_stream(self) -> StreamParser:
-        return _Stream()
+        return _Stream(_Reply())

@@ -42,16 +42,8 @@ from typing import Any
 from .._blocks import ThinkingBlock
 from .._errors import ResponseError, ValidationError
 from .._messages import AssistantMessage
-from ._chat import (
-    ChatProvider,
-    ThinkingDeltas,
-    check_choice,
-    check_flag,
-    check_number,
-    check_object,
-    join_text,
-    reasoning_text,
-)
+from ._chat import ChatProvider, ThinkingDeltas, join_text, reasoning_text
+from ._options import check_choice, check_flag, check_number, check_object
 from ._response import Node, valid_text
 
 PROVIDER_ID = "openrouter"

@@ -31,15 +31,8 @@ from typing import Any, ClassVar
 
 from .._blocks import ThinkingBlock
 from .._messages import AssistantMessage
-from ._chat import (
-    ChatProvider,
-    TextDeltas,
-    ThinkingDeltas,
-    check_flag,
-    check_number,
-    check_thinking_type,
-    reasoning_text,
-)
+from ._chat import ChatProvider, TextDeltas, ThinkingDeltas, check_thinking_type, reasoning_text
+from ._options import check_flag, check_number
 from ._response import Node
 
 REASONING_FIELD = "reasoning_content"

@@ -5,4 +5,127 @@ enforces its provider's thinking rules (signatures bound to the model and the
 conversation prefix, tool pairing, the tool-loop leading-thinking rule) and
 answers violations with the provider's own error JSON, so the tests can prove
 both that thinkseal's requests are accepted and that a naive client's are not.
+
+``EMULATORS`` maps every provider id of ``thinkseal.providers.PROVIDER_IDS`` to
+what the cross-provider tests need of that provider (a test asserts it covers
+the registry exactly): a new provider is its adapter module, its emulator
+module and one entry here.
 """
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from thinkseal import ThinkingBlock
+
+from .anthropic import AnthropicEmulator
+from .bedrock import BedrockEmulator
+from .chat import ChatEmulator
+from .mistral import MistralEmulator
+from .mistral import Reply as MistralReply
+from .ollama import OllamaEmulator
+from .ollama import Reply as OllamaReply
+
+# The k-th reply's thinking as the provider returns it, and the secrets in it
+# (signatures, redacted or opaque data) as they appear in a request body.
+Sealed = Callable[[int], tuple[list[ThinkingBlock], list[str]]]
+
+
+@dataclass(frozen=True)
+class Emulated:
+    """One provider as the cross-provider tests drive it.
+
+    ``serve()``: a running emulator, as the base URL that ``req.path`` is
+    relative to, that answers the next request with a short text reply.
+    ``options``: the least options a request needs.
+    """
+
+    serve: Callable[[], AbstractContextManager[str]]
+    sealed: Sealed
+    options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+
+def _claude_sealed(k: int) -> tuple[list[ThinkingBlock], list[str]]:
+    redacted = base64.b64encode(f"RED-{k}".encode()).decode()
+    return [ThinkingBlock.Text(f"think {k}", f"SIG-{k}"), ThinkingBlock.Redacted(redacted)], [f"SIG-{k}", redacted]
+
+
+def _openrouter_sealed(k: int) -> tuple[list[ThinkingBlock], list[str]]:
+    item = json.dumps({"type": "reasoning.encrypted", "data": f"OPQ-{k}", "index": 0}, separators=(",", ":"))
+    return [ThinkingBlock.Text(f"think {k}"), ThinkingBlock.Opaque("openrouter", item)], [f"OPQ-{k}"]
+
+
+def _mistral_sealed(k: int) -> tuple[list[ThinkingBlock], list[str]]:
+    return [ThinkingBlock.Text(f"think {k}", f"MSIG-{k}")], [f"MSIG-{k}"]
+
+
+def _unsigned(k: int) -> tuple[list[ThinkingBlock], list[str]]:
+    return [ThinkingBlock.Text(f"think {k}")], []  # plain-text reasoning: nothing sealed
+
+
+@contextmanager
+def _anthropic() -> Iterator[str]:
+    emulator = AnthropicEmulator()
+    try:
+        yield emulator.start()
+    finally:
+        emulator.stop()
+
+
+@contextmanager
+def _bedrock() -> Iterator[str]:
+    emulator = BedrockEmulator()
+    try:
+        yield emulator.start()
+    finally:
+        emulator.stop()
+
+
+def _chat(provider: str) -> Callable[[], AbstractContextManager[str]]:
+    @contextmanager
+    def serve() -> Iterator[str]:
+        with ChatEmulator(provider) as emulator:
+            yield emulator.base_url
+
+    return serve
+
+
+@contextmanager
+def _mistral() -> Iterator[str]:
+    emulator = MistralEmulator()
+    emulator.queue(MistralReply(content="Done."))
+    emulator.start()
+    try:
+        yield emulator.url
+    finally:
+        emulator.close()
+
+
+@contextmanager
+def _ollama() -> Iterator[str]:
+    emulator = OllamaEmulator()
+    emulator.queue(OllamaReply(content="Done."))
+    emulator.start()
+    try:
+        yield emulator.url
+    finally:
+        emulator.close()
+
+
+EMULATORS: Mapping[str, Emulated] = MappingProxyType(
+    {
+        "anthropic": Emulated(_anthropic, _claude_sealed, MappingProxyType({"max_tokens": 1024})),
+        "bedrock": Emulated(_bedrock, _claude_sealed),
+        "openrouter": Emulated(_chat("openrouter"), _openrouter_sealed),
+        "deepseek": Emulated(_chat("deepseek"), _unsigned),
+        "zai": Emulated(_chat("zai"), _unsigned),
+        "ollama": Emulated(_ollama, _unsigned),
+        "mistral": Emulated(_mistral, _mistral_sealed),
+    }
+)

@@ -5,8 +5,8 @@ returns with an HMAC over the model, the top-level ``system``, the ``tools``,
 every message before the reply and the reply's own blocks before the block;
 on each later request it verifies every replayed ``thinking`` and
 ``redacted_thinking`` block against the prefix *as now sent*. Violations are
-answered with the 400 wording of shared/reference/provider-wire-formats.md
-§1.7 (and the well-known tool-pairing errors). ``AnthropicEmulator`` serves it
+answered with Anthropic's 400 wording (docs/providers.md, Anthropic; and the
+well-known tool-pairing errors). ``AnthropicEmulator`` serves it
 over HTTP (``POST /v1/messages``, JSON or SSE) on 127.0.0.1.
 
 Replies are scripted: ``emulator.script(Think("..."), Call(...), ...)``.
@@ -30,7 +30,7 @@ from typing import Any
 BINDING_BETA = "thinking-binding-controls-2026-08-01"
 INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
 
-# -- error wording (reference §1.7) ------------------------------------------------
+# -- error wording (docs/providers.md, Anthropic) ------------------------------------
 
 LEADING_THINKING = (
     "messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{found}`. "

@@ -6,7 +6,7 @@ Messages shape, runs the same ``Claude`` rule engine as the Anthropic
 emulator, and translates the reply back. Claude's errors come back as Bedrock
 does it: HTTP 400, ``x-amzn-ErrorType: ValidationException``,
 ``{"message": "The model returned the following errors: ..."}``; Bedrock's
-own schema checks (reference §2.4) come back without that prefix.
+own schema checks (docs/providers.md, Bedrock) come back without that prefix.
 
 ``POST /model/{modelId}/converse`` answers JSON (``redactedContent`` as base64
 text); ``/converse-stream`` answers ``application/vnd.amazon.eventstream``
