@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from operator import attrgetter
 from typing import Any, ClassVar, NoReturn, Self
 
 from ._errors import ValidationError
@@ -47,14 +49,20 @@ class Value(Frozen):
     __match_args__: ClassVar[tuple[str, ...]]
     _value_class: ClassVar[type[Value]]
     _repr_omit_none: ClassVar[frozenset[str]] = frozenset()
+    _fields: ClassVar[Callable[[Any], tuple[Any, ...]]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "__match_args__" in cls.__dict__:
             cls._value_class = cls
+            # One C-level getter for the fields (equality runs on hot paths:
+            # every replay decision compares a binding's origin).
+            names = cls.__match_args__
+            get = attrgetter(*names)
+            cls._fields = staticmethod(get if len(names) > 1 else lambda value: (get(value),))
 
     def _args(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__match_args__)
+        return type(self)._fields(self)
 
     def _key(self) -> tuple[Any, ...]:
         return self._args()

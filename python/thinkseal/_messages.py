@@ -344,6 +344,8 @@ class AssistantMessage(Message):
         """This turn without the tool calls whose id is not in ``answered``, nor
         any call repeating an id already kept; parts keep their order. Dropping
         a call unseals. The same object when every call stays."""
+        if len(answered) == len(self.tool_calls):
+            return self  # every call answered, and no id repeats (answered is a set of their ids)
         seen: set[str] = set()
         parts: list[Part] = []
         for part in self.parts:

@@ -264,28 +264,27 @@ class Walk:
     their reason codes (0 for messages that are not assistant turns), the
     indices of the assistant turns, and the messages as sent."""
 
-    __slots__ = ("_pending", "chain", "codes", "sent", "start_chain", "turns")
+    __slots__ = ("_last", "_pending", "chain", "codes", "sent", "turns")
 
     def __init__(self, start_chain: bytes) -> None:
-        self.start_chain = start_chain
         self.chain = bytearray()
         self.codes = bytearray()
         self.turns: list[int] = []
         self.sent: list[Message] = []
+        self._last = start_chain  # the chain value after the chained messages
         self._pending = 0  # how many of ``sent`` are not chained yet
 
     def chain_end(self) -> bytes:
-        """The chain value after every message so far (hashing what is pending
-        in one native batch)."""
+        """The chain value after every message so far (chaining what is pending
+        in one native call)."""
         if self._pending:
             pending = self.sent[-self._pending :]
             ensure_digests(pending)
-            self.chain += _core.chain(self.last_chain(), b"".join([m.digest for m in pending]))
+            steps = _core.chain(self._last, b"".join([m.digest for m in pending]))
+            self.chain += steps
+            self._last = steps[-32:]
             self._pending = 0
-        return self.last_chain()
-
-    def last_chain(self) -> bytes:
-        return bytes(self.chain[-32:]) if self.chain else self.start_chain
+        return self._last
 
     def add(self, sent: Message, code: int) -> None:
         self.sent.append(sent)
@@ -330,11 +329,16 @@ def walk(
 ) -> Walk:
     """Decide messages ``start..end`` of ``items[:total]`` for ``target``, turn by
     turn, after the chain value ``chain``. ``total`` bounds the look-ahead of
-    tool pairing. Messages are hashed in batches: only a prefix check needs the
-    chain value, so the messages since the last check are hashed just before it.
+    tool pairing. Only a prefix check needs the chain value, so the messages
+    since the last check are chained just before it, in one native call.
     """
     out = Walk(chain)
     pairing = Pairing.resume(items, start, total)
+    # Every message that goes out as itself, or whose own digest a check reads,
+    # hashed up front in one batch (on two threads when it is large).
+    ensure_digests(
+        [m for m in items[start:end] if not isinstance(m, AssistantMessage) or m.thinking_binding is not None]
+    )
     for i in range(start, end):
         message = items[i]
         if not isinstance(message, AssistantMessage):
