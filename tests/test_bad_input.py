@@ -258,6 +258,8 @@ def test_surrogate_pairs_written_as_one_character_are_fine():
 
 JUNK = [None, 1, 1.5, True, b"x", ["x"], {"x": 1}, object()]
 NON_STR_JUNK = [j for j in JUNK if j is not None]
+# Message content may be a sequence of parts: a list of a non-part is junk, a list of text is not.
+CONTENT_JUNK = [[1] if j == ["x"] else j for j in JUNK] + [[], [" "], ["x", b"y"]]
 
 
 def constructor_cases() -> list[Any]:
@@ -272,9 +274,9 @@ def constructor_cases() -> list[Any]:
     add("Redacted.data", ThinkingBlock.Redacted, "ThinkingBlock.Redacted.data", JUNK)
     add("Opaque.provider", lambda j: ThinkingBlock.Opaque(j, "d"), "ThinkingBlock.Opaque.provider", JUNK)
     add("Opaque.data", lambda j: ThinkingBlock.Opaque("p", j), "ThinkingBlock.Opaque.data", JUNK)
-    add("SystemMessage.content", SystemMessage, "SystemMessage.content", JUNK)
-    add("UserMessage.content", UserMessage, "UserMessage.content", JUNK)
-    add("ToolMessage.content", lambda j: ToolMessage(j, "c"), "ToolMessage.content", JUNK)
+    add("SystemMessage.content", SystemMessage, "SystemMessage.content", CONTENT_JUNK)
+    add("UserMessage.content", UserMessage, "UserMessage.content", CONTENT_JUNK)
+    add("ToolMessage.content", lambda j: ToolMessage(j, "c"), "ToolMessage.content", CONTENT_JUNK)
     add("ToolMessage.tool_call_id", lambda j: ToolMessage("r", j), "ToolMessage.tool_call_id", JUNK)
     add(
         "ToolMessage.is_error",

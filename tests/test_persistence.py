@@ -102,7 +102,7 @@ def test_none_and_empty_content_survive():
 def test_document_is_versioned_and_documented_shape():
     doc = json.loads(rich_conversation().to_json())
     assert doc["format"] == "thinkseal.conversation"
-    assert doc["version"] == 1
+    assert doc["version"] == 2
     assert isinstance(doc["messages"], list)
     assert doc["tools"][0]["name"] == "get_weather"
     assert doc["response_format"] == FORMAT
@@ -318,7 +318,7 @@ def test_from_json_refuses_non_text(value):
         (lambda d: d.pop("format"), "$.format"),
         (lambda d: d.update(format="other"), "$.format"),
         (lambda d: d.update(format=1), "$.format"),
-        (lambda d: d.update(version=2), "$.version"),
+        (lambda d: d.update(version=3), "$.version"),
         (lambda d: d.update(version=0), "$.version"),
         (lambda d: d.update(version="1"), "$.version"),
         (lambda d: d.update(version=1.0), "$.version"),

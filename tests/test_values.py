@@ -51,7 +51,7 @@ def test_json_values_pickle_as_plain_dicts_and_compare_by_canonical_json():
     assert type(call.__reduce__()[1][2]) is dict
     assert call == ToolCall("c1", "f", {"m": 2, "n": 1.0})
     assert hash(call) == hash(ToolCall("c1", "f", {"m": 2, "n": 1.0}))
-    assert Tool("t").__reduce__() == (Tool, ("t", "", {"type": "object", "properties": {}}))
+    assert Tool("t").__reduce__() == (Tool, ("t", "", {"type": "object", "properties": {}}, None))
 
 
 def test_copies_go_through_the_constructor():

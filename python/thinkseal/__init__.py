@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ._binding import FINGERPRINT_VERSION, Binding, Origin
 from ._blocks import ThinkingBlock
+from ._content import CacheBreakpoint, ContentPart, Document, Image, Native
 from ._conversation import Conversation
 from ._errors import ReplayError, ResponseError, ThinksealError, ValidationError
 from ._messages import (
@@ -21,6 +22,7 @@ from ._messages import (
     message_to_dict,
 )
 from ._replay import Reason, ReasonName, Replay, ReplayEntry, ReplayReport
+from ._reply import Delta, Reply, TextDelta, ThinkingDelta, ToolCallDelta, Usage
 from ._tool import Tool
 from .providers import PreparedRequest, provider
 
@@ -30,8 +32,14 @@ __all__ = [
     "FINGERPRINT_VERSION",
     "AssistantMessage",
     "Binding",
+    "CacheBreakpoint",
+    "ContentPart",
     "Conversation",
+    "Delta",
+    "Document",
+    "Image",
     "Message",
+    "Native",
     "Origin",
     "PreparedRequest",
     "Reason",
@@ -40,13 +48,18 @@ __all__ = [
     "ReplayEntry",
     "ReplayError",
     "ReplayReport",
+    "Reply",
     "ResponseError",
     "SystemMessage",
+    "TextDelta",
     "ThinkingBlock",
+    "ThinkingDelta",
     "ThinksealError",
     "Tool",
     "ToolCall",
+    "ToolCallDelta",
     "ToolMessage",
+    "Usage",
     "UserMessage",
     "ValidationError",
     "message_from_dict",

@@ -63,7 +63,8 @@ def _check_response_format(fmt: object) -> tuple[Mapping[str, Any] | None, bytes
 # The stored format (docs/persistence.md): `format` names it and `version` is
 # this release's format version; from_json reads every version from 1 to it.
 FORMAT = "thinkseal.conversation"
-FORMAT_VERSION = 1
+# 2: content parts, native blocks, cache breakpoints (a version 1 document is read as it is).
+FORMAT_VERSION = 2
 
 
 def _refuse_constant(name: str) -> None:
@@ -117,7 +118,7 @@ class Conversation(Frozen):
         replay: ReplayCaches,
     ) -> None:
         if systems is None:
-            systems = tuple(m.content for m in log.items[:length] if isinstance(m, SystemMessage))
+            systems = tuple(m.text for m in log.items[:length] if isinstance(m, SystemMessage))
         self._init(
             _log=log,
             _len=length,
@@ -192,7 +193,7 @@ class Conversation(Frozen):
                 log.items.extend(new)
             else:  # another conversation already appended to this prefix: branch
                 log = MessageLog(log.items[: self._len] + new)
-        new_systems = tuple(m.content for m in new if isinstance(m, SystemMessage))
+        new_systems = tuple(m.text for m in new if isinstance(m, SystemMessage))
         child = Conversation.__new__(Conversation)
         child._setup(
             log,
@@ -241,8 +242,13 @@ class Conversation(Frozen):
         return child
 
     @property
+    def system_messages(self) -> tuple[SystemMessage, ...]:
+        """Every system message, in order (with their cache breakpoints)."""
+        return tuple(m for m in self if isinstance(m, SystemMessage))
+
+    @property
     def system_prompts(self) -> tuple[str, ...]:
-        """The contents of every system message, in order (for providers with a
+        """The text of every system message, in order (for providers with a
         single top-level system field)."""
         return self._systems
 

@@ -7,18 +7,35 @@ use); immutability is what makes that cache safe.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Self, Union
 
 from . import _core
 from ._binding import Binding
 from ._blocks import ThinkingBlock, unsigned_text
+from ._content import (
+    SYSTEM_PARTS,
+    TOOL_PARTS,
+    USER_PARTS,
+    CacheBreakpoint,
+    Content,
+    ContentPart,
+    Document,
+    Image,
+    Native,
+    as_parts,
+    breakpoints,
+    check_content,
+    fingerprinted,
+    text_of,
+)
 from ._errors import ValidationError
 from ._frozen import Frozen, Value, check_bool, check_sequence, check_str
 from ._json import freeze_json, require_object
 from ._reader import Reader, reroot
 
-Part = Union[str, "ToolCall", ThinkingBlock]
+Part = Union[str, "ToolCall", ThinkingBlock, Native]
 
 __all__ = [
     "AssistantMessage",
@@ -76,7 +93,7 @@ class Message(Frozen):
     _wire: dict[str, Any] | None
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Self:
-        if cls is Message or cls is _TextMessage:
+        if cls in (Message, _ContentMessage, _TextMessage):
             raise TypeError(
                 "Message is the common base; make a SystemMessage, UserMessage, AssistantMessage or ToolMessage"
             )
@@ -117,45 +134,88 @@ class Message(Frozen):
         return f"{type(self).__name__}({args})"
 
 
-class _TextMessage(Message):
-    __slots__ = ("content",)
-    content: str
+class _ContentMessage(Message):
+    """A message whose content is a ``str`` or a sequence of content parts
+    (``_content.py``). ``_fp_content`` is what the fingerprint reads: breakpoints
+    left out, and a lone text part as a plain string."""
 
-    def __init__(self, content: str) -> None:
-        self._init(content=check_str(content, f"{type(self).__name__}.content", blank_ok=False), _digest=None)
+    __slots__ = ("_breakpoints", "_fp_content", "content")
+    _allowed: ClassVar[tuple[type, ...]]
+    content: Content
+    _fp_content: Content
+    _breakpoints: tuple[tuple[int, str | None], ...]
+
+    def _set_content(self, content: object) -> dict[str, Any]:
+        checked = check_content(content, f"{type(self).__name__}.content", self._allowed)
+        return {"content": checked, "_fp_content": fingerprinted(checked), "_breakpoints": breakpoints(checked)}
+
+    @property
+    def parts(self) -> tuple[ContentPart, ...]:
+        """The content as parts (a ``str`` content is one text part)."""
+        return as_parts(self.content)
+
+    @property
+    def text(self) -> str:
+        """The text parts of the content, joined with no separator."""
+        return text_of(self.content)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Message):
+            return NotImplemented
+        return (
+            type(self) is type(other)
+            and self.digest == other.digest
+            and self._breakpoints == other._breakpoints
+        )
+
+    __hash__ = Message.__hash__
+
+
+class _TextMessage(_ContentMessage):
+    __slots__ = ()
+
+    def __init__(self, content: str | Sequence[ContentPart]) -> None:
+        self._init(**self._set_content(content), _digest=None)
 
     def _fields(self) -> dict[str, Any]:
         return {"content": self.content}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"role": self.role, "content": self.content}
+        return {"role": self.role, "content": content_to_dict(self.content)}
 
 
 class SystemMessage(_TextMessage):
-    """A system prompt. It may stand anywhere in a conversation; providers with
-    one top-level system field receive all of them, in order."""
+    """A system prompt: text, with cache breakpoints if wanted. It may stand
+    anywhere in a conversation; providers with one top-level system field
+    receive all of them, in order."""
 
     __slots__ = ()
     role: ClassVar[str] = "system"
+    _allowed: ClassVar[tuple[type, ...]] = SYSTEM_PARTS
 
 
 class UserMessage(_TextMessage):
+    """What the user said: text, or parts (text, images, documents, native
+    blocks, cache breakpoints)."""
+
     __slots__ = ()
     role: ClassVar[str] = "user"
+    _allowed: ClassVar[tuple[type, ...]] = USER_PARTS
 
 
-class ToolMessage(Message):
-    """The result of the tool call ``tool_call_id``."""
+class ToolMessage(_ContentMessage):
+    """The result of the tool call ``tool_call_id``: text, or parts (text,
+    images, documents, native blocks, cache breakpoints)."""
 
-    __slots__ = ("content", "is_error", "tool_call_id")
+    __slots__ = ("is_error", "tool_call_id")
     role: ClassVar[str] = "tool"
-    content: str
+    _allowed: ClassVar[tuple[type, ...]] = TOOL_PARTS
     tool_call_id: str
     is_error: bool
 
-    def __init__(self, content: str, tool_call_id: str, is_error: bool = False) -> None:
+    def __init__(self, content: str | Sequence[ContentPart], tool_call_id: str, is_error: bool = False) -> None:
         self._init(
-            content=check_str(content, "ToolMessage.content", blank_ok=False),
+            **self._set_content(content),
             tool_call_id=check_str(tool_call_id, "ToolMessage.tool_call_id", blank_ok=False),
             is_error=check_bool(is_error, "ToolMessage.is_error"),
             _digest=None,
@@ -165,7 +225,12 @@ class ToolMessage(Message):
         return {"content": self.content, "tool_call_id": self.tool_call_id, "is_error": self.is_error}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"role": "tool", "content": self.content, "tool_call_id": self.tool_call_id, "is_error": self.is_error}
+        return {
+            "role": "tool",
+            "content": content_to_dict(self.content),
+            "tool_call_id": self.tool_call_id,
+            "is_error": self.is_error,
+        }
 
 
 def _check_parts(parts: object) -> tuple[Part, ...]:
@@ -173,11 +238,12 @@ def _check_parts(parts: object) -> tuple[Part, ...]:
     for i, part in enumerate(check_sequence(parts, "AssistantMessage.parts")):
         if isinstance(part, str):
             checked.append(check_str(part, f"AssistantMessage.parts[{i}]"))
-        elif isinstance(part, (ToolCall, ThinkingBlock)):
+        elif isinstance(part, (ToolCall, ThinkingBlock, Native)):
             checked.append(part)
         else:
             raise ValidationError(
-                f"AssistantMessage.parts[{i}]: expected str, ToolCall or ThinkingBlock, got {type(part).__name__}",
+                f"AssistantMessage.parts[{i}]: expected str, ToolCall, ThinkingBlock or Native, "
+                f"got {type(part).__name__}",
                 path=f"AssistantMessage.parts[{i}]",
             )
     return tuple(checked)
@@ -245,7 +311,13 @@ class AssistantMessage(Message):
         self._set(_canonical_parts(content, calls, blocks), None)
 
     def _set(self, parts: tuple[Part, ...], binding: Binding | None) -> None:
-        texts = [p for p in parts if isinstance(p, str)]
+        # A native block's fallback text (a cited text block) is text of the turn.
+        texts: list[str] = []
+        for part in parts:
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, Native) and part.text is not None:
+                texts.append(part.text)
         self._init(
             parts=parts,
             content_opt="".join(texts) if texts else None,
@@ -409,9 +481,96 @@ def _restore_assistant(parts: Sequence[Part], binding: Binding | None) -> Assist
 # -- dict form (docs/persistence.md) -----------------------------------------
 
 
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _unb64(text: str, path: str) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except (ValueError, TypeError):
+        raise ValidationError(f"{path}: not valid base64", path=path) from None
+
+
+def content_part_to_dict(part: ContentPart | Part) -> dict[str, Any]:
+    """One part's dict form (the parts of message content and of assistant turns
+    share one vocabulary; docs/persistence.md)."""
+    if isinstance(part, str):
+        return {"type": "text", "text": part}
+    if isinstance(part, Image):
+        if part.data is not None:
+            return {"type": "image", "data": _b64(part.data), "media_type": part.media_type}
+        return {"type": "image", "url": part.url, "media_type": part.media_type}
+    if isinstance(part, Document):
+        doc: dict[str, Any] = {"type": "document", "media_type": part.media_type}
+        if part.data is not None:
+            doc["data"] = _b64(part.data)
+        elif part.url is not None:
+            doc["url"] = part.url
+        else:
+            doc["text"] = part.text
+        doc["title"] = part.title
+        doc["citations"] = part.citations
+        return doc
+    if isinstance(part, Native):
+        return {"type": "native", "provider": part.provider, "data": part.data, "text": part.text}
+    if isinstance(part, CacheBreakpoint):
+        return {"type": "cache_breakpoint", "ttl": part.ttl}
+    return _part_to_dict(part)
+
+
+def content_part_from_dict(data: object, path: str) -> ContentPart:
+    r = Reader(data, path)
+    kind = r.get("type", kind=str)
+    if kind == "text":
+        return str(r.get("text", kind=str))
+    if kind == "image":
+        raw = r.get("data", default=None, kind=(str, type(None)))
+        return Image(
+            data=None if raw is None else _unb64(raw, f"{path}.data"),
+            media_type=r.get("media_type", default=None, kind=(str, type(None))),
+            url=r.get("url", default=None, kind=(str, type(None))),
+        )
+    if kind == "document":
+        raw = r.get("data", default=None, kind=(str, type(None)))
+        return Document(
+            data=None if raw is None else _unb64(raw, f"{path}.data"),
+            url=r.get("url", default=None, kind=(str, type(None))),
+            text=r.get("text", default=None, kind=(str, type(None))),
+            title=r.get("title", default=None, kind=(str, type(None))),
+            citations=r.get("citations", default=False, kind=bool),
+            media_type=r.get("media_type", default=None, kind=(str, type(None))),
+        )
+    if kind == "native":
+        return _native_from(r)
+    if kind == "cache_breakpoint":
+        return CacheBreakpoint(r.get("ttl", default=None, kind=(str, type(None))))
+    raise ValidationError(f"{path}.type: unknown content part type {kind!r}", path=f"{path}.type")
+
+
+def _native_from(r: Reader) -> Native:
+    return Native(
+        r.get("provider", kind=str), r.get("data", kind=str), r.get("text", default=None, kind=(str, type(None)))
+    )
+
+
+def content_to_dict(content: Content) -> str | list[dict[str, Any]]:
+    return content if isinstance(content, str) else [content_part_to_dict(p) for p in content]
+
+
+def content_from_dict(value: object, path: str) -> Content:
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list):
+        raise ValidationError(f"{path}: expected a string or a list of parts, got {type(value).__name__}", path=path)
+    return tuple(content_part_from_dict(p, f"{path}[{i}]") for i, p in enumerate(value))
+
+
 def _part_to_dict(part: Part) -> dict[str, Any]:
     if isinstance(part, str):
         return {"type": "text", "text": part}
+    if isinstance(part, Native):
+        return content_part_to_dict(part)
     if isinstance(part, ToolCall):
         return {"type": "tool_call", "id": part.id, "name": part.name, "arguments": part.arguments}
     if isinstance(part, ThinkingBlock.Text):
@@ -435,6 +594,8 @@ def _part_from_dict(data: object, path: str) -> Part:
         return ThinkingBlock.Redacted(r.get("data", kind=str))
     if kind == "opaque_thinking":
         return ThinkingBlock.Opaque(r.get("provider", kind=str), r.get("data", kind=str))
+    if kind == "native":
+        return _native_from(r)
     raise ValidationError(f"{path}.type: unknown part type {kind!r}", path=f"{path}.type")
 
 
@@ -455,10 +616,10 @@ def message_from_dict(data: Mapping[str, Any], *, path: str = "$") -> Message:
     try:
         if role in ("system", "user"):
             cls = SystemMessage if role == "system" else UserMessage
-            return cls(r.get("content", kind=str))
+            return cls(content_from_dict(r.get("content", kind=(str, list)), f"{path}.content"))
         if role == "tool":
             return ToolMessage(
-                r.get("content", kind=str),
+                content_from_dict(r.get("content", kind=(str, list)), f"{path}.content"),
                 r.get("tool_call_id", kind=str),
                 r.get("is_error", default=False, kind=bool),
             )

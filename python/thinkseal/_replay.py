@@ -71,15 +71,16 @@ def reason_of(code: int) -> Reason:
     return REASONS[code - 1]
 
 
-def stray_tool_text(message: ToolMessage) -> str:
-    """The user text a tool result goes out as when it answers no call of the
-    turn before it (providers reject orphan tool results)."""
-    status = " (error)" if message.is_error else ""
-    return f"[tool result for call {message.tool_call_id}{status}]\n{message.content}"
-
-
 def stray_tool_message(message: ToolMessage) -> UserMessage:
-    return UserMessage(stray_tool_text(message))
+    """The user message a tool result goes out as when it answers no call of the
+    turn before it (providers reject orphan tool results): a header naming the
+    call, then the result's content as fingerprinted (docs/fingerprint.md §6)."""
+    status = " (error)" if message.is_error else ""
+    header = f"[tool result for call {message.tool_call_id}{status}]\n"
+    content = message._fp_content
+    if isinstance(content, str):
+        return UserMessage(header + content)
+    return UserMessage((header, *content))
 
 
 class Pairing:

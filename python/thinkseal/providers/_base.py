@@ -6,9 +6,12 @@ An adapter (one module per wire format) subclasses ``Provider`` and supplies:
 - ``build(conversation, replay, model, options, stream) -> Built``: the body
   (from ``replay.sent_messages()`` and ``replay.code(i)``), path and headers;
 - ``parse(response) -> AssistantMessage``: an unbound reply from a response body;
-- ``new_stream() -> StreamParser``: an accumulator of streamed events.
+- ``reply_info(response) -> ReplyInfo``: its stop reason, usage, id and model;
+- ``new_stream() -> StreamParser``: an accumulator of streamed events, whose
+  ``feed`` returns the typed deltas of each event.
 
-The base binds replies to the request as it was sent, so no adapter can forget.
+The base binds replies to the request as it was sent, so no adapter can forget,
+and never binds a partial (cut-off) stream.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from .._conversation import Conversation
 from .._errors import ResponseError, ValidationError
 from .._messages import AssistantMessage
 from .._replay import Replay, ReplayReport
+from .._reply import Delta, Reply, ReplyInfo
 
 
 class Built:
@@ -36,36 +40,64 @@ class Built:
 
 
 class StreamParser:
-    """Accumulates one streamed reply; ``finish`` returns it unbound."""
+    """Accumulates one streamed reply. ``feed`` returns the deltas the event
+    produced, in order; ``finish`` returns the message unbound (or raises
+    ``ResponseError`` when the stream is incomplete); ``info`` the metadata seen
+    so far; ``partial`` what arrived, unsealed, or None when nothing did."""
 
-    def feed(self, event: Mapping[str, Any]) -> None:
+    def feed(self, event: Mapping[str, Any]) -> list[Delta]:
         raise NotImplementedError
 
     def finish(self) -> AssistantMessage:
+        raise NotImplementedError
+
+    def info(self) -> ReplyInfo:
+        raise NotImplementedError
+
+    def partial(self) -> AssistantMessage | None:
         raise NotImplementedError
 
 
 class StreamAccumulator:
-    """``PreparedRequest.stream()``: feed each event as the provider sends it
-    (decoded from JSON), then ``finish()`` for the bound reply."""
+    """``PreparedRequest.stream()``: ``feed`` each event as the provider sends it
+    (decoded from JSON) and relay the deltas it returns; then ``finish()`` for
+    the bound reply message, and ``reply`` for the whole ``Reply``. A stream cut
+    off before its end can still give ``partial()``: what arrived, never sealed
+    or bound."""
 
-    __slots__ = ("_finished", "_parser", "_replay")
+    __slots__ = ("_parser", "_replay", "_reply")
 
     def __init__(self, parser: StreamParser, replay: Replay) -> None:
         self._parser = parser
         self._replay = replay
-        self._finished = False
+        self._reply: Reply | None = None
 
-    def feed(self, event: Mapping[str, Any]) -> None:
-        if self._finished:
+    def feed(self, event: Mapping[str, Any]) -> list[Delta]:
+        if self._reply is not None:
             raise ValidationError("stream: feed() after finish()", path="stream")
         if not isinstance(event, Mapping):
             raise ResponseError(f"expected a JSON object, got {type(event).__name__}", path="$")
-        self._parser.feed(event)
+        return self._parser.feed(event)
 
     def finish(self) -> AssistantMessage:
-        self._finished = True
-        return self._replay.bind(self._parser.finish())
+        """The reply message, bound to the request as sent (``ResponseError`` if
+        the stream did not end properly)."""
+        if self._reply is None:
+            self._reply = Reply(self._replay.bind(self._parser.finish()), self._parser.info())
+        return self._reply.message
+
+    @property
+    def reply(self) -> Reply:
+        """The finished stream's ``Reply`` (calls ``finish()`` if needed)."""
+        self.finish()
+        assert self._reply is not None
+        return self._reply
+
+    def partial(self) -> AssistantMessage | None:
+        """What arrived so far as an unbound, unsealed message (None if no text
+        or tool call arrived): for a stream that was cut off."""
+        message = self._parser.partial()
+        return None if message is None else message.unsealed()
 
 
 class PreparedRequest:
@@ -89,7 +121,15 @@ class PreparedRequest:
         the official SDK's ``model_dump()``), bound to this request as sent."""
         if not isinstance(response, Mapping):
             raise ResponseError(f"expected a JSON object, got {type(response).__name__}", path="$")
-        return self._replay.bind(self._provider.parse(response))
+        return self.parse(response).message
+
+    def parse(self, response: Mapping[str, Any]) -> Reply:
+        """The whole reply in ``response``: the bound message (what ``receive``
+        returns), stop reason, usage, response id and served model."""
+        if not isinstance(response, Mapping):
+            raise ResponseError(f"expected a JSON object, got {type(response).__name__}", path="$")
+        message = self._replay.bind(self._provider.parse(response))
+        return Reply(message, self._provider.reply_info(response))
 
     def stream(self) -> StreamAccumulator:
         return StreamAccumulator(self._provider.new_stream(), self._replay)
@@ -128,6 +168,9 @@ class Provider:
         raise NotImplementedError
 
     def parse(self, response: Mapping[str, Any]) -> AssistantMessage:
+        raise NotImplementedError
+
+    def reply_info(self, response: Mapping[str, Any]) -> ReplyInfo:
         raise NotImplementedError
 
     def new_stream(self) -> StreamParser:

@@ -151,7 +151,7 @@ mod tests {
 
     fn user(i: usize) -> Message {
         Message::User {
-            content: format!("message {i}"),
+            content: format!("message {i}").into(),
         }
     }
 

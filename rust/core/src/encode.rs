@@ -6,7 +6,9 @@
 //! a fixed order. So the encoding can be parsed back unambiguously, which makes
 //! it injective: two different values never share an encoding.
 
-use crate::model::{Block, Context, Message, Origin, Part, Tool, ToolCall};
+use crate::model::{
+    Block, Content, ContentPart, Context, Message, Native, Origin, Part, Tool, ToolCall,
+};
 
 pub mod tag {
     pub const STR: u8 = b's';
@@ -27,6 +29,9 @@ pub mod tag {
     pub const THINKING_TEXT: u8 = b'k';
     pub const REDACTED: u8 = b'd';
     pub const OPAQUE: u8 = b'o';
+    pub const NATIVE: u8 = b'N';
+    pub const IMAGE: u8 = b'I';
+    pub const DOCUMENT: u8 = b'F';
 
     pub const TOOL_DEF: u8 = b'w';
     pub const CONTEXT: u8 = b'C';
@@ -62,6 +67,13 @@ pub fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     put_tagged(out, tag::BYTES, bytes);
 }
 
+pub fn put_opt_bytes(out: &mut Vec<u8>, bytes: Option<&[u8]>) {
+    match bytes {
+        Some(b) => put_bytes(out, b),
+        None => out.push(tag::NONE),
+    }
+}
+
 pub fn put_bool(out: &mut Vec<u8>, b: bool) {
     out.push(if b { tag::TRUE } else { tag::FALSE });
 }
@@ -75,21 +87,54 @@ pub fn put_list_header(out: &mut Vec<u8>, count: usize) {
 // once; `encode_message` (owned model) and the Python walker (borrowed Python
 // strings, rust/python/src/walk.rs) both write through these.
 
-pub fn put_system(out: &mut Vec<u8>, content: &str) {
-    out.push(tag::SYSTEM);
-    put_str(out, content);
-}
+// A system, user or tool record holds its content first: a string, or a list
+// of content-part records. The walker writes the kind byte, then the content
+// (`put_str`, or `put_list_header` and the parts), then the rest of the record.
 
-pub fn put_user(out: &mut Vec<u8>, content: &str) {
-    out.push(tag::USER);
-    put_str(out, content);
-}
-
-pub fn put_tool_result(out: &mut Vec<u8>, content: &str, tool_call_id: &str, is_error: bool) {
-    out.push(tag::TOOL_RESULT);
-    put_str(out, content);
+/// The fields of a tool-result record after its content.
+pub fn put_tool_result_tail(out: &mut Vec<u8>, tool_call_id: &str, is_error: bool) {
     put_str(out, tool_call_id);
     put_bool(out, is_error);
+}
+
+pub fn put_image(
+    out: &mut Vec<u8>,
+    data: Option<&[u8]>,
+    media_type: Option<&str>,
+    url: Option<&str>,
+) {
+    out.push(tag::IMAGE);
+    put_opt_bytes(out, data);
+    put_opt_str(out, media_type);
+    put_opt_str(out, url);
+}
+
+/// A document record: its source (exactly one of data, url, text), title,
+/// citations switch and media type.
+pub struct DocumentFields<'a> {
+    pub data: Option<&'a [u8]>,
+    pub url: Option<&'a str>,
+    pub text: Option<&'a str>,
+    pub title: Option<&'a str>,
+    pub citations: bool,
+    pub media_type: &'a str,
+}
+
+pub fn put_document(out: &mut Vec<u8>, doc: &DocumentFields<'_>) {
+    out.push(tag::DOCUMENT);
+    put_opt_bytes(out, doc.data);
+    put_opt_str(out, doc.url);
+    put_opt_str(out, doc.text);
+    put_opt_str(out, doc.title);
+    put_bool(out, doc.citations);
+    put_str(out, doc.media_type);
+}
+
+pub fn put_native(out: &mut Vec<u8>, provider: &str, data: &str, text: Option<&str>) {
+    out.push(tag::NATIVE);
+    put_str(out, provider);
+    put_str(out, data);
+    put_opt_str(out, text);
 }
 
 /// Starts an assistant record; exactly `part_count` parts must follow.
@@ -139,25 +184,80 @@ pub fn encode_block(out: &mut Vec<u8>, block: &Block) {
     }
 }
 
+fn encode_native(out: &mut Vec<u8>, native: &Native) {
+    put_native(out, &native.provider, &native.data, native.text.as_deref());
+}
+
 pub fn encode_part(out: &mut Vec<u8>, part: &Part) {
     match part {
         Part::Text(text) => put_text_part(out, text),
         Part::ToolCall(call) => encode_tool_call(out, call),
         Part::Thinking(block) => encode_block(out, block),
+        Part::Native(native) => encode_native(out, native),
+    }
+}
+
+pub fn encode_content_part(out: &mut Vec<u8>, part: &ContentPart) {
+    match part {
+        ContentPart::Text(text) => put_text_part(out, text),
+        ContentPart::Image {
+            data,
+            media_type,
+            url,
+        } => put_image(out, data.as_deref(), media_type.as_deref(), url.as_deref()),
+        ContentPart::Document {
+            data,
+            url,
+            text,
+            title,
+            citations,
+            media_type,
+        } => put_document(
+            out,
+            &DocumentFields {
+                data: data.as_deref(),
+                url: url.as_deref(),
+                text: text.as_deref(),
+                title: title.as_deref(),
+                citations: *citations,
+                media_type,
+            },
+        ),
+        ContentPart::Native(native) => encode_native(out, native),
+    }
+}
+
+pub fn encode_content(out: &mut Vec<u8>, content: &Content) {
+    match content {
+        Content::Text(text) => put_str(out, text),
+        Content::Parts(parts) => {
+            put_list_header(out, parts.len());
+            for part in parts {
+                encode_content_part(out, part);
+            }
+        }
     }
 }
 
 /// Appends the canonical encoding of `message` to `out`.
 pub fn encode_message(out: &mut Vec<u8>, message: &Message) {
     match message {
-        Message::System { content } => put_system(out, content),
-        Message::User { content } => put_user(out, content),
+        Message::System { content } => {
+            out.push(tag::SYSTEM);
+            encode_content(out, content);
+        }
+        Message::User { content } => {
+            out.push(tag::USER);
+            encode_content(out, content);
+        }
         Message::Tool {
             content,
             tool_call_id,
             is_error,
         } => {
-            put_tool_result(out, content, tool_call_id, *is_error);
+            out.push(tag::TOOL_RESULT);
+            encode_content(out, content);
+            put_tool_result_tail(out, tool_call_id, *is_error);
         }
         Message::Assistant { parts } => {
             put_assistant_header(out, parts.len());

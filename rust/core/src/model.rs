@@ -26,24 +26,64 @@ pub struct ToolCall {
     pub arguments_jcs: Vec<u8>,
 }
 
+/// A provider's own block, kept verbatim: `data` is its JSON text; `text` is
+/// what other providers get instead (a cited text block's text), if anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Native {
+    pub provider: String,
+    pub data: String,
+    pub text: Option<String>,
+}
+
 /// One part of an assistant turn, in the order the provider returned it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Part {
     Text(String),
     ToolCall(ToolCall),
     Thinking(Block),
+    Native(Native),
+}
+
+/// One part of a system, user or tool message's content. Cache breakpoints are
+/// not part of the model: they are never fingerprinted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContentPart {
+    Text(String),
+    /// Bytes with their media type, or a URL.
+    Image {
+        data: Option<Vec<u8>>,
+        media_type: Option<String>,
+        url: Option<String>,
+    },
+    /// PDF bytes, a URL or plain text; a title and a citations switch.
+    Document {
+        data: Option<Vec<u8>>,
+        url: Option<String>,
+        text: Option<String>,
+        title: Option<String>,
+        citations: bool,
+        media_type: String,
+    },
+    Native(Native),
+}
+
+/// A message's content: plain text (also what a lone text part is), or parts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Content {
+    Text(String),
+    Parts(Vec<ContentPart>),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message {
     System {
-        content: String,
+        content: Content,
     },
     User {
-        content: String,
+        content: Content,
     },
     Tool {
-        content: String,
+        content: Content,
         tool_call_id: String,
         is_error: bool,
     },
@@ -79,4 +119,16 @@ pub struct Origin {
     pub provider: String,
     pub model: String,
     pub account: Option<String>,
+}
+
+impl From<String> for Content {
+    fn from(text: String) -> Self {
+        Content::Text(text)
+    }
+}
+
+impl From<&str> for Content {
+    fn from(text: &str) -> Self {
+        Content::Text(text.to_owned())
+    }
 }

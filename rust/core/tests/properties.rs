@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use thinkseal_core::digest;
 use thinkseal_core::encode::encode_message;
 use thinkseal_core::jcs::{canonicalize, Json};
-use thinkseal_core::model::{Block, Message, Part, ToolCall};
+use thinkseal_core::model::{Block, Content, ContentPart, Message, Native, Part, ToolCall};
 
 fn text() -> impl Strategy<Value = String> {
     prop_oneof![Just(String::new()), "[a-c]{0,3}", "\\PC{0,6}"]
@@ -31,14 +31,69 @@ fn part() -> impl Strategy<Value = Part> {
             }
         )),
         block().prop_map(Part::Thinking),
+        native().prop_map(Part::Native),
+    ]
+}
+
+fn native() -> impl Strategy<Value = Native> {
+    (text(), text(), proptest::option::of(text())).prop_map(|(provider, data, text)| Native {
+        provider,
+        data,
+        text,
+    })
+}
+
+fn bytes() -> impl Strategy<Value = Option<Vec<u8>>> {
+    proptest::option::of(proptest::collection::vec(any::<u8>(), 0..4))
+}
+
+fn content_part() -> impl Strategy<Value = ContentPart> {
+    prop_oneof![
+        text().prop_map(ContentPart::Text),
+        (
+            bytes(),
+            proptest::option::of(text()),
+            proptest::option::of(text())
+        )
+            .prop_map(|(data, media_type, url)| ContentPart::Image {
+                data,
+                media_type,
+                url
+            }),
+        (
+            bytes(),
+            proptest::option::of(text()),
+            proptest::option::of(text()),
+            proptest::option::of(text()),
+            any::<bool>(),
+            text()
+        )
+            .prop_map(|(data, url, text, title, citations, media_type)| {
+                ContentPart::Document {
+                    data,
+                    url,
+                    text,
+                    title,
+                    citations,
+                    media_type,
+                }
+            }),
+        native().prop_map(ContentPart::Native),
+    ]
+}
+
+fn content() -> impl Strategy<Value = Content> {
+    prop_oneof![
+        text().prop_map(Content::Text),
+        proptest::collection::vec(content_part(), 0..3).prop_map(Content::Parts),
     ]
 }
 
 fn message() -> impl Strategy<Value = Message> {
     prop_oneof![
-        text().prop_map(|content| Message::System { content }),
-        text().prop_map(|content| Message::User { content }),
-        (text(), text(), any::<bool>()).prop_map(|(content, tool_call_id, is_error)| {
+        content().prop_map(|content| Message::System { content }),
+        content().prop_map(|content| Message::User { content }),
+        (content(), text(), any::<bool>()).prop_map(|(content, tool_call_id, is_error)| {
             Message::Tool {
                 content,
                 tool_call_id,

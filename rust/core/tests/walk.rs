@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 use thinkseal_core::digest::{self, Digest};
-use thinkseal_core::model::{Block, Context, Message, Origin, Part};
+use thinkseal_core::model::{Block, Content, ContentPart, Context, Message, Origin, Part};
 
 mod common;
 
@@ -174,10 +174,16 @@ fn walk(
                     m.clone()
                 } else {
                     let status = if *is_error { " (error)" } else { "" };
+                    let header = format!("[tool result for call {tool_call_id}{status}]\n");
                     Message::User {
-                        content: format!(
-                            "[tool result for call {tool_call_id}{status}]\n{content}"
-                        ),
+                        content: match content {
+                            Content::Text(text) => Content::Text(header + text),
+                            Content::Parts(parts) => Content::Parts(
+                                std::iter::once(ContentPart::Text(header))
+                                    .chain(parts.iter().cloned())
+                                    .collect(),
+                            ),
+                        },
                     }
                 }
             }
@@ -198,12 +204,26 @@ fn walk(
     }
 }
 
+/// A system message's text as the context holds it: its text parts joined.
+fn text_of(content: &Content) -> String {
+    match content {
+        Content::Text(text) => text.clone(),
+        Content::Parts(parts) => parts
+            .iter()
+            .filter_map(|p| match p {
+                ContentPart::Text(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect(),
+    }
+}
+
 fn context_of(case: &Value, messages: &[Message]) -> Context {
     Context {
         system: messages
             .iter()
             .filter_map(|m| match m {
-                Message::System { content } => Some(content.clone()),
+                Message::System { content } => Some(text_of(content)),
                 _ => None,
             })
             .collect(),

@@ -147,22 +147,30 @@ fn write_int(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> Result<(), String> {
 pub fn encode_message(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = obj.py();
     let role = obj.getattr(intern!(py, "role"))?;
-    let content = intern!(py, "content");
+    // What the fingerprint reads of a message's content (breakpoints left out,
+    // a lone text part as a string): see `_ContentMessage` in _messages.py.
+    let content = intern!(py, "_fp_content");
     match py_str(&role, "Message.role")? {
-        "system" => encode::put_system(
-            out,
-            py_str(&obj.getattr(content)?, "SystemMessage.content")?,
-        ),
-        "user" => encode::put_user(out, py_str(&obj.getattr(content)?, "UserMessage.content")?),
-        "tool" => encode::put_tool_result(
-            out,
-            py_str(&obj.getattr(content)?, "ToolMessage.content")?,
-            py_str(
-                &obj.getattr(intern!(py, "tool_call_id"))?,
-                "ToolMessage.tool_call_id",
-            )?,
-            obj.getattr(intern!(py, "is_error"))?.is_truthy()?,
-        ),
+        "system" => {
+            out.push(encode::tag::SYSTEM);
+            encode_content(out, &obj.getattr(content)?, "SystemMessage.content")?;
+        }
+        "user" => {
+            out.push(encode::tag::USER);
+            encode_content(out, &obj.getattr(content)?, "UserMessage.content")?;
+        }
+        "tool" => {
+            out.push(encode::tag::TOOL_RESULT);
+            encode_content(out, &obj.getattr(content)?, "ToolMessage.content")?;
+            encode::put_tool_result_tail(
+                out,
+                py_str(
+                    &obj.getattr(intern!(py, "tool_call_id"))?,
+                    "ToolMessage.tool_call_id",
+                )?,
+                obj.getattr(intern!(py, "is_error"))?.is_truthy()?,
+            );
+        }
         "assistant" => {
             let parts = obj.getattr(intern!(py, "parts"))?;
             let Ok(parts) = parts.cast::<PyTuple>() else {
@@ -185,6 +193,98 @@ pub fn encode_message(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()>
             ));
         }
     }
+    Ok(())
+}
+
+/// A message's content: a string, or a tuple of content parts.
+fn encode_content(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, path: &str) -> PyResult<()> {
+    let py = obj.py();
+    if obj.is_instance_of::<PyString>() {
+        encode::put_str(out, py_str(obj, path)?);
+        return Ok(());
+    }
+    let Ok(parts) = obj.cast::<PyTuple>() else {
+        return Err(validation_error(
+            py,
+            path,
+            "expected a str or a tuple of parts",
+        ));
+    };
+    encode::put_list_header(out, parts.len());
+    for part in parts.iter() {
+        if part.is_instance_of::<PyString>() {
+            encode::put_text_part(out, py_str(&part, path)?);
+            continue;
+        }
+        let kind = part.getattr(intern!(py, "_fp_kind")).map_err(|_| {
+            validation_error(
+                py,
+                path,
+                &format!("{} is not a content part", type_name(&part)),
+            )
+        })?;
+        match py_str(&kind, path)? {
+            "image" => encode::put_image(
+                out,
+                opt_bytes(&part.getattr(intern!(py, "data"))?, "Image.data")?,
+                opt_str(
+                    &part.getattr(intern!(py, "media_type"))?,
+                    "Image.media_type",
+                )?,
+                opt_str(&part.getattr(intern!(py, "url"))?, "Image.url")?,
+            ),
+            "document" => encode::put_document(
+                out,
+                &encode::DocumentFields {
+                    data: opt_bytes(&part.getattr(intern!(py, "data"))?, "Document.data")?,
+                    url: opt_str(&part.getattr(intern!(py, "url"))?, "Document.url")?,
+                    text: opt_str(&part.getattr(intern!(py, "text"))?, "Document.text")?,
+                    title: opt_str(&part.getattr(intern!(py, "title"))?, "Document.title")?,
+                    citations: part.getattr(intern!(py, "citations"))?.is_truthy()?,
+                    media_type: py_str(
+                        &part.getattr(intern!(py, "media_type"))?,
+                        "Document.media_type",
+                    )?,
+                },
+            ),
+            "native" => encode_native(out, &part)?,
+            other => {
+                return Err(validation_error(
+                    py,
+                    path,
+                    &format!("unknown content part kind {other:?}"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn opt_str<'a>(obj: &'a Bound<'_, PyAny>, path: &str) -> PyResult<Option<&'a str>> {
+    if obj.is_none() {
+        Ok(None)
+    } else {
+        py_str(obj, path).map(Some)
+    }
+}
+
+fn opt_bytes<'a>(obj: &'a Bound<'_, PyAny>, path: &str) -> PyResult<Option<&'a [u8]>> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    obj.cast::<PyBytes>()
+        .map(|b| Some(b.as_bytes()))
+        .map_err(|_| validation_error(obj.py(), path, "expected bytes"))
+}
+
+fn encode_native(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
+    let py = obj.py();
+    encode::put_native(
+        out,
+        py_str(&obj.getattr(intern!(py, "provider"))?, "Native.provider")?,
+        py_str(&obj.getattr(intern!(py, "data"))?, "Native.data")?,
+        opt_str(&obj.getattr(intern!(py, "text"))?, "Native.text")?,
+    );
     Ok(())
 }
 
@@ -246,6 +346,7 @@ fn encode_part(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
                 )?,
             );
         }
+        "native" => encode_native(out, obj)?,
         "opaque" => encode::put_opaque(
             out,
             py_str(

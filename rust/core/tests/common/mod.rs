@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 use thinkseal_core::digest::Digest;
 use thinkseal_core::jcs::{self, Json};
-use thinkseal_core::model::{Block, Message, Part, Tool, ToolCall};
+use thinkseal_core::model::{Block, Content, ContentPart, Message, Native, Part, Tool, ToolCall};
 
 /// A file of tests/vectors/, parsed.
 pub fn vector_file(name: &str) -> Value {
@@ -67,6 +67,7 @@ pub fn part(value: &Value) -> Part {
         "redacted_thinking" => Part::Thinking(Block::Redacted {
             data: s(&value["data"]),
         }),
+        "native" => Part::Native(native(value)),
         "opaque_thinking" => Part::Thinking(Block::Opaque {
             provider: s(&value["provider"]),
             data: s(&value["data"]),
@@ -78,13 +79,13 @@ pub fn part(value: &Value) -> Part {
 pub fn message(value: &Value) -> Message {
     match value["role"].as_str().expect("role") {
         "system" => Message::System {
-            content: s(&value["content"]),
+            content: content(&value["content"]),
         },
         "user" => Message::User {
-            content: s(&value["content"]),
+            content: content(&value["content"]),
         },
         "tool" => Message::Tool {
-            content: s(&value["content"]),
+            content: content(&value["content"]),
             tool_call_id: s(&value["tool_call_id"]),
             is_error: value["is_error"].as_bool().expect("is_error"),
         },
@@ -129,4 +130,73 @@ pub fn tools(value: &Value) -> Vec<Tool> {
             parameters_jcs: canonical(&t["parameters"]),
         })
         .collect()
+}
+
+fn opt_s(value: &Value) -> Option<String> {
+    value.as_str().map(str::to_owned)
+}
+
+fn native(value: &Value) -> Native {
+    Native {
+        provider: s(&value["provider"]),
+        data: s(&value["data"]),
+        text: opt_s(&value["text"]),
+    }
+}
+
+/// Standard base64 (with padding), as the stored form writes binary data.
+fn base64(text: &str) -> Vec<u8> {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut bits = 0u32;
+    let mut count = 0;
+    let mut out = Vec::new();
+    for c in text.bytes().filter(|&c| c != b'=') {
+        let v = ALPHABET.iter().position(|&a| a == c).expect("base64 digit");
+        bits = (bits << 6) | u32::try_from(v).expect("digit");
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            out.push(u8::try_from((bits >> count) & 0xff).expect("byte"));
+        }
+    }
+    out
+}
+
+fn opt_bytes(value: &Value) -> Option<Vec<u8>> {
+    value.as_str().map(base64)
+}
+
+/// Message content in its stored form, as the fingerprint reads it
+/// (docs/fingerprint.md §3): cache breakpoints left out, and a lone text part
+/// the same as a plain string.
+pub fn content(value: &Value) -> Content {
+    let Some(items) = value.as_array() else {
+        return Content::Text(s(value));
+    };
+    let parts: Vec<ContentPart> = items
+        .iter()
+        .filter(|p| p["type"] != "cache_breakpoint")
+        .map(|p| match p["type"].as_str().expect("content part type") {
+            "text" => ContentPart::Text(s(&p["text"])),
+            "image" => ContentPart::Image {
+                data: opt_bytes(&p["data"]),
+                media_type: opt_s(&p["media_type"]),
+                url: opt_s(&p["url"]),
+            },
+            "document" => ContentPart::Document {
+                data: opt_bytes(&p["data"]),
+                url: opt_s(&p["url"]),
+                text: opt_s(&p["text"]),
+                title: opt_s(&p["title"]),
+                citations: p["citations"].as_bool().expect("citations"),
+                media_type: s(&p["media_type"]),
+            },
+            "native" => ContentPart::Native(native(p)),
+            other => panic!("unknown content part type {other}"),
+        })
+        .collect();
+    match parts.as_slice() {
+        [ContentPart::Text(text)] => Content::Text(text.clone()),
+        _ => Content::Parts(parts),
+    }
 }
