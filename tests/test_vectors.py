@@ -123,3 +123,27 @@ def test_walk_grown_one_message_at_a_time(case: dict[str, Any]) -> None:
         conversation = conversation.append(message)
         conversation.replay(target)
     _check_walk(conversation.replay(target), case)
+
+
+# -- content parts (tests/vectors/content-v1.json; docs/fingerprint.md §3) ---------------------------
+
+CONTENT: dict[str, Any] = json.loads(
+    (Path(__file__).parent / "vectors" / "content-v1.json").read_text(encoding="utf-8")
+)
+
+
+@pytest.mark.parametrize("case", CONTENT["messages"], ids=lambda c: c["message"]["role"])
+def test_content_part_encoding_and_digest(case: dict[str, Any]) -> None:
+    message = message_from_dict(case["message"])
+    assert _core.encode_message(message).hex() == case["encoding"]
+    assert message.digest.hex() == case["digest"]
+    assert message_to_dict(message) == case["message"]
+
+
+def test_breakpoints_are_not_encoded_and_a_lone_text_part_is_a_string() -> None:
+    by_content = {json.dumps(c["message"]["content"]): c for c in CONTENT["messages"] if c["message"]["role"] == "user"}
+    with_breakpoint = by_content[
+        json.dumps([{"type": "text", "text": "Only text."}, {"type": "cache_breakpoint", "ttl": "1h"}])
+    ]
+    plain = by_content[json.dumps("Only text.")]
+    assert with_breakpoint["encoding"] == plain["encoding"]

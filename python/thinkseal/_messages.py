@@ -520,7 +520,13 @@ def content_part_to_dict(part: ContentPart | Part) -> dict[str, Any]:
 
 
 def content_part_from_dict(data: object, path: str) -> ContentPart:
-    r = Reader(data, path)
+    try:
+        return _content_part(Reader(data, path), path)
+    except ValidationError as err:
+        raise reroot(path, err) from err
+
+
+def _content_part(r: Reader, path: str) -> ContentPart:
     kind = r.get("type", kind=str)
     if kind == "text":
         return str(r.get("text", kind=str))

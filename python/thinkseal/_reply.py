@@ -68,8 +68,12 @@ class ReplyInfo(Value):
     model: str | None
 
     def __init__(
-        self, stop_reason: str | None = None, usage: Usage | None = None, id: str | None = None, model: str | None = None
-    ) -> None:  # noqa: A002
+        self,
+        stop_reason: str | None = None,
+        usage: Usage | None = None,
+        id: str | None = None,  # noqa: A002 - the provider's name for it
+        model: str | None = None,
+    ) -> None:
         if usage is not None and not isinstance(usage, Usage):
             raise ValidationError("ReplyInfo.usage: expected Usage", path="ReplyInfo.usage")
         self._init(

@@ -17,6 +17,9 @@ from typing import Any
 
 from thinkseal import (
     AssistantMessage,
+    CacheBreakpoint,
+    Document,
+    Image,
     Binding,
     Conversation,
     Message,
@@ -140,6 +143,20 @@ def system_in_tool_run() -> tuple[Conversation, Origin]:
     return respond(conv, CLAUDE, sealed(2, text="Both.")), CLAUDE
 
 
+def content_parts_and_breakpoints() -> tuple[Conversation, Origin]:
+    # A stray result with parts keeps them after the header; breakpoints are not fingerprinted.
+    png = bytes.fromhex("89504e470d0a1a0a")
+    conv = Conversation(
+        [SystemMessage(["Be brief.", CacheBreakpoint()]), UserMessage(["Look:", Image(png, "image/png")])], TOOLS
+    )
+    conv = respond(conv, CLAUDE, sealed(1, "c1")).append(
+        ToolMessage(["Chart:", Image(png, "image/png"), CacheBreakpoint()], "c1"),
+        ToolMessage(["Late.", Document(text="notes")], "c7"),
+        UserMessage(["Next.", CacheBreakpoint("1h")]),
+    )
+    return respond(conv, CLAUDE, sealed(2, text="Seen.")), CLAUDE
+
+
 CASES: dict[str, Callable[[], tuple[Conversation, Origin]]] = {
     "stray and duplicate tool results": stray_and_duplicate_results,
     "unpaired call": unpaired_call,
@@ -150,6 +167,7 @@ CASES: dict[str, Callable[[], tuple[Conversation, Origin]]] = {
     "binding on a turn with no sealed thinking": binding_without_sealed_thinking,
     "version mismatch, turn changed, prefix changed, unbound": edits_and_versions,
     "system message inside a tool run": system_in_tool_run,
+    "content parts, breakpoints and a stray result with parts": content_parts_and_breakpoints,
 }
 
 

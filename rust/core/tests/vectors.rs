@@ -102,3 +102,19 @@ fn context_and_prefix() {
     );
     assert_eq!(hex(&got), s(&pre["digest"]));
 }
+
+/// Content parts (tests/vectors/content-v1.json): images, documents, native
+/// blocks; breakpoints are not encoded and a lone text part is a string.
+#[test]
+fn content_parts() {
+    let file = vector_file("content-v1.json");
+    let cases = file["messages"].as_array().expect("messages");
+    assert!(cases.len() >= 8);
+    for case in cases {
+        let m = message(&case["message"]);
+        let mut encoding = Vec::new();
+        encode::encode_message(&mut encoding, &m);
+        assert_eq!(hex(&encoding), s(&case["encoding"]), "{}", case["message"]);
+        assert_eq!(hex(&digest::message_digest(&m)), s(&case["digest"]));
+    }
+}
