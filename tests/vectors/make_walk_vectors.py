@@ -17,11 +17,11 @@ from typing import Any
 
 from thinkseal import (
     AssistantMessage,
+    Binding,
     CacheBreakpoint,
+    Conversation,
     Document,
     Image,
-    Binding,
-    Conversation,
     Message,
     Origin,
     SystemMessage,
