@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -41,3 +42,14 @@ def test_bad_arguments_fail_cleanly() -> None:
     missing = run("/no/such/file.json")
     assert missing.returncode == 2
     assert "thinkseal:" in missing.stderr
+
+
+def test_a_file_that_is_not_utf8_fails_cleanly(tmp_path: Path) -> None:
+    bad = tmp_path / "latin1.json"
+    bad.write_bytes(
+        '{"format": "thinkseal.conversation", "version": 2, "messages": [], "x": "caf\xe9"}'.encode("latin-1")
+    )
+    done = run(str(bad))
+    assert done.returncode == 2
+    assert done.stderr.startswith("thinkseal: $: not valid JSON")
+    assert "Traceback" not in done.stderr

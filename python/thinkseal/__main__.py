@@ -27,10 +27,11 @@ def _origin(text: str) -> Origin:
 
 def _load(path: str | None) -> Conversation:
     if path is None:
-        text = resources.files("thinkseal.examples").joinpath("weather.json").read_text(encoding="utf-8")
+        data = resources.files("thinkseal.examples").joinpath("weather.json").read_bytes()
     else:
-        text = Path(path).read_text(encoding="utf-8")
-    return Conversation.from_json(text)
+        data = Path(path).read_bytes()
+    # Bytes: from_json reports a file that is not UTF-8 as invalid JSON (a ValidationError).
+    return Conversation.from_json(data)
 
 
 def _default_target(conversation: Conversation) -> Origin:
@@ -60,7 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         conversation = _load(args.conversation)
         if args.edit is not None:
             messages = list(conversation)
-            messages[args.edit] = UserMessage(f"(edited) {getattr(messages[args.edit], 'content', '')}".strip())
+            edited = messages[args.edit]
+            text = edited.content if isinstance(edited, AssistantMessage) else edited.text
+            messages[args.edit] = UserMessage(f"(edited) {text}".strip())
             conversation = conversation.with_messages(messages)
         target = args.target or _default_target(conversation)
         report = conversation.replay_report(target)
