@@ -468,18 +468,23 @@ HOSTILE_MESSAGES = [
     pytest.param(RaisingRole(), id="raising-role"),
     pytest.param(fake(role=5), id="role-int"),
     pytest.param(fake(role=None), id="role-none"),
-    pytest.param(fake(role=b"user", content="x"), id="role-bytes"),
-    pytest.param(fake(role=["user"], content="x"), id="role-list"),
+    pytest.param(fake(role=b"user", _fp_content="x"), id="role-bytes"),
+    pytest.param(fake(role=["user"], _fp_content="x"), id="role-list"),
     pytest.param(fake(role="\ud800"), id="role-surrogate"),
-    pytest.param(fake(role="developer", content="x"), id="role-unknown"),
-    pytest.param(fake(role=StrSub("user"), content=StrSub("x")), id="role-str-subclass"),
+    pytest.param(fake(role="developer", _fp_content="x"), id="role-unknown"),
+    pytest.param(fake(role=StrSub("user"), _fp_content=StrSub("x")), id="role-str-subclass"),
     pytest.param(fake(role="user"), id="user-no-content"),
-    pytest.param(fake(role="user", content=5), id="user-content-int"),
-    pytest.param(fake(role="user", content="\udc00"), id="user-content-surrogate"),
-    pytest.param(fake(role="system", content=None), id="system-content-none"),
-    pytest.param(fake(role="tool", content="c", tool_call_id="i", is_error=BadBool()), id="tool-bad-bool"),
-    pytest.param(fake(role="tool", content="c", tool_call_id=3, is_error=False), id="tool-id-int"),
-    pytest.param(fake(role="tool", content="c"), id="tool-missing-fields"),
+    pytest.param(fake(role="user", _fp_content=5), id="user-content-int"),
+    pytest.param(
+        fake(role="user", _fp_content=(fake(_fp_kind="image", data=5, media_type=None, url=None),)), id="image-data-int"
+    ),
+    pytest.param(fake(role="user", _fp_content=(fake(_fp_kind="hologram"),)), id="content-kind-unknown"),
+    pytest.param(fake(role="user", _fp_content=[1]), id="content-list"),
+    pytest.param(fake(role="user", _fp_content="\udc00"), id="user-content-surrogate"),
+    pytest.param(fake(role="system", _fp_content=None), id="system-content-none"),
+    pytest.param(fake(role="tool", _fp_content="c", tool_call_id="i", is_error=BadBool()), id="tool-bad-bool"),
+    pytest.param(fake(role="tool", _fp_content="c", tool_call_id=3, is_error=False), id="tool-id-int"),
+    pytest.param(fake(role="tool", _fp_content="c"), id="tool-missing-fields"),
     pytest.param(fake(role="assistant"), id="assistant-no-parts"),
     pytest.param(fake(role="assistant", parts=5), id="assistant-parts-int"),
     pytest.param(fake(role="assistant", parts=None), id="assistant-parts-none"),
@@ -529,8 +534,8 @@ def test_message_functions_survive_hostile_messages(message):
     "message",
     [
         fake(role=5),
-        fake(role="developer", content="x"),
-        fake(role="user", content="\udc00"),
+        fake(role="developer", _fp_content="x"),
+        fake(role="user", _fp_content="\udc00"),
         fake(role="assistant", parts=(object(),)),
         fake(role="assistant", parts=(fake(_fp_kind="video"),)),
         fake(role="assistant", parts=(fake(_fp_kind="text", text="t", signature=5),)),
@@ -547,12 +552,12 @@ def test_malformed_messages_give_validation_errors(message):
 
 def test_user_exceptions_propagate_unchanged():
     assert isinstance(survive(_core.message_digest, RaisingAttrs()), (Boom, ValidationError))
-    tool = fake(role="tool", content="c", tool_call_id="i", is_error=BadBool())
+    tool = fake(role="tool", _fp_content="c", tool_call_id="i", is_error=BadBool())
     assert isinstance(survive(_core.message_digest, tool), Boom)
 
 
 def test_role_str_subclass_is_read_as_its_value():
-    digest = _core.message_digest(fake(role=StrSub("user"), content=StrSub("x")))
+    digest = _core.message_digest(fake(role=StrSub("user"), _fp_content=StrSub("x")))
     assert digest == UserMessage("x").digest
 
 
