@@ -135,7 +135,9 @@ def test_provider_extensions_are_the_documented_ones() -> None:
         },
         "openrouter": {
             "body": {"reasoning", "include_reasoning", "provider", "transforms", "models", "usage", "top_k"},
-            "assistant": {"reasoning", "reasoning_details"},
+            "assistant": {"reasoning", "reasoning_details", "annotations"},
+            "part": {"cache_control"},
+            "tool": {"cache_control"},
         },
     }
     assert expected == EXTENSIONS

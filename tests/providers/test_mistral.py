@@ -27,6 +27,7 @@ from mistralai.client.models import (
 from thinkseal import (
     AssistantMessage,
     Conversation,
+    Native,
     Origin,
     PreparedRequest,
     ResponseError,
@@ -532,14 +533,20 @@ def test_redacted_and_opaque_blocks_never_go_out() -> None:
     assert req.body["messages"][2]["content"] == [thinking_chunk("t", "s"), {"type": "text", "text": "Hi."}]
 
 
-def test_reference_chunks_are_skipped_and_unsign_their_block() -> None:
+def test_reference_chunks_are_kept_in_place_and_unsign_their_thinking_block() -> None:
     body = copy.deepcopy(INTERLEAVED)
     message = body["choices"][0]["message"]  # type: ignore[index]
     message["content"][0]["thinking"].append({"type": "reference", "reference_ids": [1, 2]})
     message["content"].insert(1, {"type": "reference", "reference_ids": [3]})
     reply = prepare(start()).receive(body)
-    assert reply.parts[:2] == (Text("First, plan."), "Step one done.")
-    assert reply.parts[2] == Text("Now the tool.", "c2lnLTI=")
+    reference = Native("mistral", '{"reference_ids":[3],"type":"reference"}')
+    assert reply.parts[:3] == (Text("First, plan."), reference, "Step one done.")
+    assert reply.parts[3] == Text("Now the tool.", "c2lnLTI=")
+    # Back to Mistral in place; another provider gets nothing of it.
+    conv = start().append(reply, ToolMessage("14:05", CALL_TIME.id))
+    sent = prepare(conv).body["messages"][2]["content"]
+    assert sent[1] == {"type": "reference", "reference_ids": [3]}
+    assert b"reference_ids" not in provider("ollama").prepare(conv, model="qwen3:8b").content
 
 
 # -- tool pairing --------------------------------------------------------------------------------
@@ -781,11 +788,10 @@ C = "$.choices[0].message"
         (_set(["choices", 0], "x"), "$.choices[0]"),
         (_drop(M), f"{C}"),
         (_set([*M, "content"], 5), f"{C}.content"),
-        (_set([*M, "content", 0, "type"], "image_url"), f"{C}.content[0].type"),
         (_drop([*M, "content", 1, "type"]), f"{C}.content[1].type"),
         (_set([*M, "content", 1, "text"], None), f"{C}.content[1].text"),
         (_set([*M, "content", 0, "thinking"], "text"), f"{C}.content[0].thinking"),
-        (_set([*M, "content", 0, "thinking", 0, "type"], "audio"), f"{C}.content[0].thinking[0].type"),
+        (_set([*M, "content", 0, "thinking", 0], "text"), f"{C}.content[0].thinking[0]"),
         (_set([*M, "content", 0, "thinking", 1, "text"], 3), f"{C}.content[0].thinking[1].text"),
         (_set([*M, "content", 0, "signature"], 12), f"{C}.content[0].signature"),
         (_set([*M, "content", 1, "text"], "bad \ud800"), f"{C}.content[1].text"),
@@ -842,7 +848,7 @@ def test_unknown_fields_are_ignored() -> None:
         (lambda e: [*e[:2], {"object": "error", "message": "Service unavailable"}], "$.message"),
         (lambda e: [{"choices": [{"index": 0, "delta": {"content": 4}}]}], "$.choices[0].delta.content"),
         (
-            lambda e: [{"choices": [{"index": 0, "delta": {"content": [{"type": "image_url"}]}}]}],
+            lambda e: [{"choices": [{"index": 0, "delta": {"content": [{"text": "no type"}]}}]}],
             "$.choices[0].delta.content[0].type",
         ),
         (lambda e: [{"data": {"choices": "x"}}], "$.data.choices"),

@@ -1,12 +1,15 @@
 """The OpenAI chat-completions wire format, shared by the openrouter, deepseek
-and zai adapters: request messages, tools, response format, option checks,
-response parsing and the merging of streamed chunks.
+and zai adapters: request messages and their content parts, tools, response
+format, option checks, response parsing, reply metadata and the merging of
+streamed chunks into typed deltas.
 
 Each adapter subclasses ``ChatProvider`` and states only what differs: where
 its reasoning lives in a reply, how it goes back on assistant messages, which
-options and response formats it accepts. Mistral and Ollama, whose tool results
-name the tool they answer, build their messages with ``named_tool_messages``
-and share the message pieces below.
+options and response formats it accepts, and how it writes content parts (a
+``PartWriter``). Mistral and Ollama, whose tool results name the tool they
+answer, build their messages with ``named_tool_messages`` and share the
+content-part mapping, the reply metadata, the streamed-text pieces and the
+stream base below.
 
 What every chat-completions provider requires, and what thinkseal does:
 
@@ -15,6 +18,15 @@ What every chat-completions provider requires, and what thinkseal does:
   exception: OpenAI's rule that an assistant message with ``tool_calls`` is
   followed directly by the tool messages answering each call. A system message
   standing inside that run of tool results therefore goes out right after the run.
+- Content: a ``str`` goes out as a string. Content parts go out in OpenAI's
+  array shape (``{"type": "text"}``, ``{"type": "image_url"}``, ...) as far as
+  the provider documents them (its ``PartWriter``); anything a provider cannot
+  take raises ``ValidationError`` naming the part. Content that is only text
+  (breakpoints the provider ignores aside) goes out as a string, so a message
+  whose parts are one text fingerprints and goes out like that text. A plain
+  text ``Document`` goes out as a text part; another provider's ``Native`` goes
+  out as its ``text`` (or not at all); this provider's own ``Native`` goes out
+  verbatim.
 - Assistant turns: ``content`` is the text, or ``null`` when the turn has only
   tool calls; ``tool_calls`` carry their arguments as JSON text (RFC 8785 form,
   so a turn whose fingerprint is unchanged is sent with unchanged bytes). A turn
@@ -27,25 +39,35 @@ What every chat-completions provider requires, and what thinkseal does:
 - ``tools`` become ``[{"type": "function", "function": {name, description, parameters}}]``;
   the response format passes through in OpenAI's shape where the provider takes it.
 - ``stream=True`` adds ``"stream": true``; ``stream_options`` is accepted only then.
-- Replies: ``choices[0].message`` (``content``, ``tool_calls``, the provider's
-  reasoning fields); empty content counts as no text. Streams: ``choices[0].delta``
-  fragments, tool calls merged by ``index`` (id and name from the first fragment
-  that has them, arguments concatenated); a stream without a ``finish_reason``
-  was cut off and raises ``ResponseError`` at ``finish``.
+- Replies: ``choices[0].message`` (``content`` as a string, or as an array whose
+  text items are text and whose other items are kept as the provider's own
+  ``Native`` blocks in place; ``tool_calls``; the provider's reasoning fields);
+  empty content counts as no text. ``reply_info``: ``choices[0].finish_reason``,
+  ``usage`` (``prompt_tokens``, ``completion_tokens``,
+  ``prompt_tokens_details.cached_tokens`` / ``.cache_write_tokens``,
+  ``completion_tokens_details.reasoning_tokens``), ``id`` and ``model``.
+- Streams: ``choices[0].delta`` fragments, tool calls merged by ``index`` (id and
+  name from the first fragment that has them, arguments concatenated); usage from
+  the chunk that carries it (the last one, or the finishing one); a stream
+  without a ``finish_reason`` was cut off and raises ``ResponseError`` at
+  ``finish``. Every fragment is kept in a list and joined once at the end.
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from types import MappingProxyType
 from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar
 
 from .._blocks import ThinkingBlock
+from .._content import CacheBreakpoint, Document, Image, Native
 from .._conversation import Conversation
 from .._errors import ResponseError, ThinksealError, ValidationError
-from .._messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage
+from .._messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
 from .._replay import Replay
+from .._reply import Delta, ReplyInfo, TextDelta, ThinkingDelta, ToolCallDelta, Usage
 from .._tool import Tool
 from ._base import Built, Provider, StreamParser
 from ._options import BODY_FIELDS, check_choice, check_object, frozen_options, response_format
@@ -64,7 +86,9 @@ _RESERVED: Final[Mapping[str, str]] = MappingProxyType(
     }
 )
 
-_PLAIN_KEY = "chat"  # system, user and tool messages look alike on every chat provider
+# System, user and tool messages whose content is a string look alike on every
+# chat provider; content parts are written per provider.
+_PLAIN_KEY = "chat"
 
 
 # -- option checks -------------------------------------------------------------
@@ -80,6 +104,124 @@ def check_thinking_type(options: Mapping[str, Any], *, required: bool) -> Mappin
     return thinking
 
 
+# -- content parts ---------------------------------------------------------------------
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def data_url(media_type: str, data: bytes) -> str:
+    """``data:<media type>;base64,<data>``."""
+    return f"data:{media_type};base64,{b64(data)}"
+
+
+def image_url(image: Image) -> str:
+    """An image's URL, or its bytes as a data URL."""
+    if image.data is not None:
+        assert image.media_type is not None  # Image requires it with data
+        return data_url(image.media_type, image.data)
+    assert image.url is not None
+    return image.url
+
+
+def is_plain_text(part: Mapping[str, Any]) -> bool:
+    """A ``{"type": "text", "text": ...}`` part with nothing else on it."""
+    return part.get("type") == "text" and len(part) == 2 and isinstance(part.get("text"), str)
+
+
+def collapse(parts: list[dict[str, Any]], marked: bool, text_arrays: bool) -> str | list[dict[str, Any]]:
+    """``parts`` as a message's content: a string when they are only text (one
+    part, or several where the provider takes no text arrays) and no cache mark
+    is on them; else the array."""
+    if not marked and all(is_plain_text(p) for p in parts) and (len(parts) <= 1 or not text_arrays):
+        return "".join(p["text"] for p in parts)
+    return parts
+
+
+class PartWriter:
+    """How one provider writes the content parts of system, user and tool
+    messages. The defaults are OpenAI's chat-completions shapes; each adapter
+    overrides what its provider documents differently. Whatever a provider
+    cannot take raises ``ValidationError`` at the part (``where``)."""
+
+    # Several text parts (and nothing else) go out as an array of text parts;
+    # otherwise they are joined into one string, with no separator.
+    text_arrays: ClassVar[bool] = True
+    # What a tool result may hold besides text: "image", "document".
+    tool_kinds: ClassVar[frozenset[str]] = frozenset({"image", "document"})
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+
+    def text(self, text: str) -> dict[str, Any]:
+        return {"type": "text", "text": text}
+
+    def image(self, image: Image, where: str) -> dict[str, Any]:
+        return {"type": "image_url", "image_url": {"url": image_url(image)}}
+
+    def document(self, document: Document, where: str) -> dict[str, Any]:
+        """A PDF document (bytes or URL); plain-text documents go out as text."""
+        raise ValidationError(
+            f"{where}: {self.provider} takes no PDF documents (a text Document goes out as text)", path=where
+        )
+
+    def native(self, native: Native, where: str) -> dict[str, Any]:
+        """One of this provider's own blocks, as it was kept."""
+        return native.value
+
+    def cache(self, part: dict[str, Any], ttl: str | None) -> bool:
+        """Mark ``part`` as the end of a cached prefix; False where the provider
+        takes no breakpoint there (the breakpoint is then ignored)."""
+        return False
+
+    def fields(self, parts: list[dict[str, Any]], marked: bool, where: str) -> dict[str, Any]:
+        """The message fields that carry ``parts`` (``{"content": ...}``)."""
+        return {"content": collapse(parts, marked, self.text_arrays)}
+
+    def tool_refusal(self, kind: str, where: str) -> ValidationError:
+        takes = "text only" if not self.tool_kinds else f"no {kind}s"
+        return ValidationError(f"{where}: {self.provider} tool results take {takes}", path=where)
+
+
+def wire_content(message: SystemMessage | UserMessage | ToolMessage, writer: PartWriter) -> dict[str, Any]:
+    """The fields that carry a system, user or tool message's content (an
+    ``is_error`` tool result with ``TOOL_ERROR_PREFIX`` before it)."""
+    error = isinstance(message, ToolMessage) and message.is_error
+    content = message.content
+    if isinstance(content, str):
+        return writer.fields([writer.text(TOOL_ERROR_PREFIX + content if error else content)], False, "")
+    label = type(message).__name__
+    tool = isinstance(message, ToolMessage)
+    out: list[dict[str, Any]] = []
+    marked = False
+    for i, part in enumerate(content):
+        where = f"{label}.content[{i}]"
+        if isinstance(part, str):
+            out.append(writer.text(part))
+        elif isinstance(part, CacheBreakpoint):
+            if out and writer.cache(out[-1], part.ttl):
+                marked = True
+        elif isinstance(part, Native):
+            if part.provider == writer.provider:
+                out.append(writer.native(part, where))
+            elif part.text:
+                out.append(writer.text(part.text))
+        elif isinstance(part, Document) and part.text is not None:
+            out.append(writer.text(part.text))
+        else:
+            kind = "image" if isinstance(part, Image) else "document"
+            if tool and kind not in writer.tool_kinds:
+                raise writer.tool_refusal(kind, where)
+            out.append(writer.image(part, where) if isinstance(part, Image) else writer.document(part, where))
+    if error:
+        if out and out[0].get("type") == "text" and isinstance(out[0].get("text"), str):
+            out[0] = {**out[0], "text": TOOL_ERROR_PREFIX + out[0]["text"]}
+        else:
+            out.insert(0, writer.text(TOOL_ERROR_PREFIX))
+    return writer.fields(out, marked, f"{label}.content")
+
+
 # -- request pieces ----------------------------------------------------------------
 
 
@@ -90,12 +232,18 @@ def tool_wire(tool: Tool) -> dict[str, Any]:
     }
 
 
-def chat_body(model: str, messages: list[Any], tools: Sequence[Tool], *fields: Mapping[str, Any]) -> dict[str, Any]:
+def chat_body(
+    model: str,
+    messages: list[Any],
+    tools: Sequence[Tool],
+    *fields: Mapping[str, Any],
+    write_tool: Callable[[Tool], dict[str, Any]] = tool_wire,
+) -> dict[str, Any]:
     """A request body in the chat formats' field order: ``model``, ``messages``,
     ``tools`` (when the conversation has some), then each of ``fields`` in turn."""
     body: dict[str, Any] = {"model": model, "messages": messages}
     if tools:
-        body["tools"] = [tool_wire(t) for t in tools]
+        body["tools"] = [write_tool(t) for t in tools]
     for more in fields:
         body.update(more)
     return body
@@ -105,23 +253,37 @@ def call_wire(call: ToolCall) -> dict[str, Any]:
     return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments_json}}
 
 
-def tool_text(message: ToolMessage) -> str:
-    """A tool result's content as sent: the format has no error flag, so an
-    ``is_error`` result carries ``TOOL_ERROR_PREFIX``."""
-    return TOOL_ERROR_PREFIX + message.content if message.is_error else message.content
-
-
-def plain_wire(message: Message) -> dict[str, Any]:
+def plain_wire(message: Message, writer: PartWriter) -> dict[str, Any]:
     """A system, user or tool message."""
     if isinstance(message, ToolMessage):
-        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": tool_text(message)}
-    return {"role": message.role, "content": message.content}  # type: ignore[attr-defined]
+        return {"role": "tool", "tool_call_id": message.tool_call_id, **wire_content(message, writer)}
+    assert isinstance(message, (SystemMessage, UserMessage))
+    return {"role": message.role, **wire_content(message, writer)}
 
 
-def assistant_wire(message: AssistantMessage, reasoning: Mapping[str, Any]) -> dict[str, Any]:
-    """An assistant message with the provider's ``reasoning`` fields after its content."""
-    wire: dict[str, Any] = {"role": "assistant", "content": message.content_opt}
+def plain_key(message: Message, key: str, provider: str) -> str:
+    """The fragment-cache key of a system, user or tool message: ``key`` for
+    string content (written alike by the providers sharing ``key``), else the
+    provider's own."""
+    return key if isinstance(getattr(message, "content", None), str) else f"{key}:{provider}"
+
+
+# ``assistant_wire``'s default content: the turn's text.
+TURN_TEXT: Final[Any] = object()
+
+
+def assistant_wire(
+    message: AssistantMessage,
+    reasoning: Mapping[str, Any],
+    content: Any = TURN_TEXT,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """An assistant message with the provider's ``reasoning`` fields (and any
+    ``extra`` ones) after its content, which is the turn's text by default."""
+    wire: dict[str, Any] = {"role": "assistant", "content": message.content_opt if content is TURN_TEXT else content}
     wire.update(reasoning)
+    if extra:
+        wire.update(extra)
     if message.tool_calls:
         wire["tool_calls"] = [call_wire(c) for c in message.tool_calls]
     return wire
@@ -161,14 +323,15 @@ def in_wire_order(sent: Sequence[Message]) -> list[Message]:
 def named_tool_messages(
     sent: Iterable[Message],
     key: str,
+    writer: PartWriter,
     assistant_wire: Callable[[AssistantMessage], dict[str, Any]],
     tool_wire: Callable[[ToolMessage, str], dict[str, Any]],
 ) -> tuple[list[Any], list[bytes]]:
     """The wire messages of ``sent`` and their cached JSON bytes, for a format
     whose tool results name the tool they answer (Mistral, Ollama):
     ``tool_wire(message, name)`` gets the name of the call a result answers.
-    System and user messages go out as ``plain_wire``. ``key`` names the
-    format in the fragment cache."""
+    System and user messages go out as ``plain_wire`` with ``writer``. ``key``
+    names the format in the fragment cache."""
     objects: list[Any] = []
     raws: list[bytes] = []
     names: dict[str, str] = {}  # call id -> tool name, for the turn the tool results answer
@@ -181,7 +344,7 @@ def named_tool_messages(
             name = names[message.tool_call_id]
             obj, raw = fragment(message, f"{key}:tool:{name}", partial(tool_wire, message, name))
         else:
-            obj, raw = fragment(message, key, partial(plain_wire, message))  # system or user
+            obj, raw = fragment(message, key, partial(plain_wire, message, writer))  # system or user
         objects.append(obj)
         raws.append(raw)
     return objects, raws
@@ -192,10 +355,14 @@ def named_tool_messages(
 
 class ChatProvider(Provider):
     """A chat-completions adapter. Subclasses set ``response_formats`` and
-    override the hooks below; the rest of the format is shared."""
+    ``writer`` and override the hooks below; the rest of the format is shared."""
 
     # The ``response_format`` types the provider documents.
     response_formats: ClassVar[frozenset[str]] = frozenset({"text", "json_object", "json_schema"})
+    # The types of this provider's own blocks that an assistant message carries
+    # in ``annotations`` rather than in its content.
+    annotation_types: ClassVar[frozenset[str]] = frozenset()
+    writer: PartWriter
 
     # -- hooks -------------------------------------------------------------------
 
@@ -216,9 +383,21 @@ class ChatProvider(Provider):
     def complete_body(self, body: dict[str, Any], options: Mapping[str, Any]) -> None:
         """Last changes to the body once its messages are known (in place)."""
 
+    def write_tool(self, tool: Tool) -> dict[str, Any]:
+        """One tool definition (``Tool.cache`` is ignored unless overridden)."""
+        return tool_wire(tool)
+
     def read_thinking(self, message: Node) -> list[ThinkingBlock]:
         """The thinking blocks of a reply's ``message`` object."""
         raise NotImplementedError
+
+    def read_annotations(self, message: Node) -> list[Native]:
+        """Blocks a reply's ``message`` carries beside its content (kept after it)."""
+        return []
+
+    def read_usage(self, usage: Node | None) -> Usage:
+        """The token counts of a reply's (or a stream's) ``usage`` object."""
+        return chat_usage(usage)
 
     def thinking_deltas(self) -> ThinkingDeltas:
         """An accumulator of the thinking fragments of streamed deltas."""
@@ -239,7 +418,14 @@ class ChatProvider(Provider):
         wire, encoded = wire_messages(replay, shape, segment, goes_out)
         # The response format passes through in OpenAI's shape, where the provider takes its type.
         fmt = response_format(conversation.response_format, self.id, self.response_formats)
-        body = chat_body(model, wire, conversation.tools, {} if fmt is None else {"response_format": fmt}, checked)
+        body = chat_body(
+            model,
+            wire,
+            conversation.tools,
+            {} if fmt is None else {"response_format": fmt},
+            checked,
+            write_tool=self.write_tool,
+        )
         if stream:
             body["stream"] = True
         self.complete_body(body, checked)
@@ -247,8 +433,29 @@ class ChatProvider(Provider):
 
     def _fragment(self, message: Message, shape: str) -> tuple[Any, bytes]:
         if isinstance(message, AssistantMessage):
-            return fragment(message, shape, lambda: assistant_wire(message, self.reasoning_fields(message, shape)))
-        return fragment(message, _PLAIN_KEY, lambda: plain_wire(message))
+            return fragment(message, shape, lambda: self._assistant(message, shape))
+        return fragment(message, plain_key(message, _PLAIN_KEY, self.id), lambda: plain_wire(message, self.writer))
+
+    def _assistant(self, message: AssistantMessage, shape: str) -> dict[str, Any]:
+        reasoning = self.reasoning_fields(message, shape)
+        if not any(isinstance(p, Native) for p in message.parts):
+            return assistant_wire(message, reasoning)
+        # Own blocks go back verbatim (in place in the content, or in annotations);
+        # other providers' blocks as their text.
+        items: list[dict[str, Any]] = []
+        annotations: list[Any] = []
+        for part in message.parts:
+            if isinstance(part, str):
+                if part:
+                    items.append({"type": "text", "text": part})
+            elif isinstance(part, Native):
+                if part.provider == self.id:
+                    value = part.value
+                    (annotations if value.get("type") in self.annotation_types else items).append(value)
+                elif part.text:
+                    items.append({"type": "text", "text": part.text})
+        content = collapse(items, False, False) if items else None
+        return assistant_wire(message, reasoning, content, {"annotations": annotations} if annotations else None)
 
     def _check_options(self, options: Mapping[str, Any], stream: bool) -> dict[str, Any]:
         checked = frozen_options(options, _RESERVED)
@@ -268,11 +475,18 @@ class ChatProvider(Provider):
         if not root.get("choices", list):
             raise ResponseError("expected at least one choice", path="$.choices")
         message = root.child("choices").child(0).object().node("message")
+        content = read_content(message, self.id)
         calls = [read_call(node) for node in message.items("tool_calls", required=False)]
-        return assemble(self.read_thinking(message), read_content(message), calls)
+        return assemble(self.read_thinking(message), [*content, *self.read_annotations(message)], calls)
+
+    def reply_info(self, response: Mapping[str, Any]) -> ReplyInfo:
+        root = Node(response)
+        choices = root.opt("choices", list, [])
+        reason = Node(choices[0], "$.choices[0]").opt("finish_reason", str) if choices else None
+        return ReplyInfo(reason, self.read_usage(root.opt_node("usage")), root.opt("id", str), root.opt("model", str))
 
     def new_stream(self) -> StreamParser:
-        return ChatStream(self.thinking_deltas())
+        return ChatStream(self.id, self.thinking_deltas(), self.read_annotations, self.read_usage)
 
 
 # -- replies ---------------------------------------------------------------------------
@@ -289,9 +503,41 @@ def raise_provider_error(root: Node) -> None:
     raise ResponseError(f"the provider reported an error: {message}", path="$.error")
 
 
-def read_content(message: Node) -> str | None:
-    text = message.opt("content", str)
-    return valid_text(text, f"{message.path}.content") if text else None
+def _without_nulls(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _without_nulls(v) for k, v in sorted(value.items()) if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
+def native_block(provider: str, node: Node) -> Native:
+    """A response block kept as ``provider``'s own ``Native`` block: compact JSON
+    with sorted keys and no null members, so a block gives the same data whether
+    it came whole, streamed, or through an SDK's ``model_dump()`` (which adds
+    nulls and reorders keys)."""
+    node.object()
+    try:
+        return Native.of(provider, _without_nulls(node.value))
+    except ThinksealError as exc:
+        raise wrap_errors(node.path, exc) from None
+
+
+def read_content(message: Node, provider: str) -> list[str | Native]:
+    """A reply's ``content``: a string, or an array whose text items are text
+    (adjacent ones joined) and whose other items are ``provider``'s own blocks."""
+    if not message.has("content"):
+        return []
+    if isinstance(message.get("content", (str, list)), str):
+        text = message.value["content"]
+        return [valid_text(text, f"{message.path}.content")] if text else []
+    segments = Segments()
+    for item in message.items("content"):
+        if item.object().opt("type", str) == "text":
+            segments.text(item.get("text", str))
+        else:
+            segments.native(native_block(provider, item))
+    return segments.parts(f"{message.path}.content")
 
 
 def reasoning_text(message: Node, field: str) -> list[ThinkingBlock]:
@@ -328,9 +574,12 @@ def read_call(node: Node) -> ToolCall:
     )
 
 
-def assemble(thinking: Sequence[ThinkingBlock], content: str | None, calls: Sequence[ToolCall]) -> AssistantMessage:
-    """The reply in the canonical layout: thinking, text, tool calls."""
-    return AssistantMessage(content, calls, thinking)
+def assemble(
+    thinking: Sequence[ThinkingBlock], content: Sequence[str | Native], calls: Sequence[ToolCall]
+) -> AssistantMessage:
+    """The reply in the canonical layout: thinking, content (text and blocks in
+    place), tool calls."""
+    return AssistantMessage.from_parts([*thinking, *content, *calls])
 
 
 def join_text(parts: Sequence[str], path: str) -> str:
@@ -349,13 +598,117 @@ def join_text(parts: Sequence[str], path: str) -> str:
     return text
 
 
+def lenient_text(parts: Sequence[str]) -> str:
+    """Fragments joined for a partial reply: a character cut in half at the end
+    of a broken stream is dropped instead of failing."""
+    text = "".join(parts)
+    if text.isascii():
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", errors="ignore")
+
+
+def count(node: Node | None, key: str) -> int | None:
+    """A token count: a non-negative integer (an integral JSON number), or None."""
+    if node is None:
+        return None
+    raw = node.opt(key, (int, float))
+    if raw is None:
+        return None
+    where = f"{node.path}.{key}"
+    if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):
+        raise ResponseError(f"expected an integer, got {raw!r}", path=where)
+    value = int(raw)
+    if value < 0:
+        raise ResponseError(f"expected a non-negative integer, got {value!r}", path=where)
+    return value
+
+
+def chat_usage(usage: Node | None) -> Usage:
+    """OpenAI's ``usage`` object: prompt (input, cached tokens included) and
+    completion tokens, cache reads and writes, reasoning tokens."""
+    if usage is None:
+        return Usage()
+    prompt = usage.opt_node("prompt_tokens_details")
+    completion = usage.opt_node("completion_tokens_details")
+    return Usage(
+        input_tokens=count(usage, "prompt_tokens"),
+        output_tokens=count(usage, "completion_tokens"),
+        cache_read_tokens=count(prompt, "cached_tokens"),
+        cache_write_tokens=count(prompt, "cache_write_tokens"),
+        reasoning_tokens=count(completion, "reasoning_tokens"),
+    )
+
+
 # -- streaming ----------------------------------------------------------------------------
 
 
-class ThinkingDeltas(Protocol):
-    """Collects the thinking fragments of streamed deltas."""
+class Pieces:
+    """The streamed fragments of one string, kept in a list and joined once.
+    ``add`` returns the new text as whole characters: a character split into
+    surrogate halves across events is held back until its second half arrives,
+    so every delta is valid text; a truly lone surrogate is a ``ResponseError``."""
 
-    def feed(self, delta: Node) -> None: ...
+    __slots__ = ("_held", "parts", "path")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.parts: list[str] = []
+        self._held = ""
+
+    def add(self, text: str) -> str:
+        self.parts.append(text)
+        if text.isascii() and not self._held:
+            return text
+        text = self._held + text
+        self._held = ""
+        if text and "\ud800" <= text[-1] <= "\udbff":
+            self._held, text = text[-1], text[:-1]
+        return join_text([text], self.path)
+
+    def text(self) -> str:
+        return join_text(self.parts, self.path)
+
+    def partial(self) -> str:
+        return lenient_text(self.parts)
+
+
+class Segments:
+    """A reply's content in order: runs of text fragments and whole blocks."""
+
+    __slots__ = ("_runs",)
+
+    def __init__(self) -> None:
+        self._runs: list[list[str] | Native] = []
+
+    def text(self, text: str) -> None:
+        if not text:
+            return
+        last = self._runs[-1] if self._runs else None
+        if isinstance(last, list):
+            last.append(text)
+        else:
+            self._runs.append([text])
+
+    def native(self, block: Native) -> None:
+        self._runs.append(block)
+
+    def parts(self, path: str, *, lenient: bool = False) -> list[str | Native]:
+        out: list[str | Native] = []
+        for run in self._runs:
+            if isinstance(run, Native):
+                out.append(run)
+            else:
+                text = lenient_text(run) if lenient else join_text(run, path)
+                if text:
+                    out.append(text)
+        return out
+
+
+class ThinkingDeltas(Protocol):
+    """Collects the thinking fragments of streamed deltas; ``feed`` returns the
+    new reasoning text of one delta (for ``ThinkingDelta``s)."""
+
+    def feed(self, delta: Node) -> list[str]: ...
 
     def blocks(self) -> list[ThinkingBlock]: ...
 
@@ -363,19 +716,18 @@ class ThinkingDeltas(Protocol):
 class TextDeltas:
     """Reasoning streamed as string fragments of one delta field (``reasoning_content``)."""
 
-    __slots__ = ("_field", "_parts")
+    __slots__ = ("_field", "_pieces")
 
     def __init__(self, field: str) -> None:
         self._field = field
-        self._parts: list[str] = []
+        self._pieces = Pieces(f"$.choices[0].delta.{field}")
 
-    def feed(self, delta: Node) -> None:
+    def feed(self, delta: Node) -> list[str]:
         text = delta.opt(self._field, str)
-        if text:
-            self._parts.append(text)
+        return [self._pieces.add(text)] if text else []
 
     def blocks(self) -> list[ThinkingBlock]:
-        text = join_text(self._parts, f"$.choices[0].delta.{self._field}")
+        text = self._pieces.text()
         return [ThinkingBlock.Text(text)] if text else []
 
 
@@ -384,26 +736,43 @@ class Gathering(Protocol):
 
     def message(self) -> AssistantMessage: ...
 
+    def partial(self) -> AssistantMessage | None: ...
+
 
 G = TypeVar("G", bound=Gathering)
 
 
 class ReplyStream(StreamParser, Generic[G]):
     """A streamed reply gathered into one ``Gathering`` until the event that
-    ends the stream (Mistral, Ollama): ``feed`` sets ``_ended``; ``cut_off`` is
-    the error (message, path) of a stream that stopped before it."""
+    ends the stream (Mistral, Ollama): ``feed`` sets ``_ended`` and keeps the
+    stream's metadata in ``_info``; ``cut_off`` is the error (message, path) of
+    a stream that stopped before it."""
 
     cut_off: ClassVar[tuple[str, str]]
 
     def __init__(self, reply: G) -> None:
         self._reply = reply
         self._ended = False
+        self._info = ReplyInfo()
 
     def finish(self) -> AssistantMessage:
         if not self._ended:
             message, path = self.cut_off
             raise ResponseError(message, path=path)
         return self._reply.message()
+
+    def info(self) -> ReplyInfo:
+        return self._info
+
+    def partial(self) -> AssistantMessage | None:
+        return self._reply.partial()
+
+
+def partial_reply(content: Sequence[str | Native], calls: Sequence[ToolCall]) -> AssistantMessage | None:
+    """What a cut stream delivered: its content and complete tool calls, or None."""
+    if not any(isinstance(p, str) and p for p in content) and not calls:
+        return None
+    return AssistantMessage.from_parts([*content, *calls])
 
 
 class _CallDraft:
@@ -413,46 +782,105 @@ class _CallDraft:
         self.path = path
         self.id: str | None = None
         self.name: str | None = None
-        self.arguments: list[str] = []
+        self.arguments = Pieces(f"{path}.function.arguments")
 
     def build(self) -> ToolCall:
-        return make_call(self.id, self.name, join_text(self.arguments, f"{self.path}.function.arguments"), self.path)
+        return make_call(self.id, self.name, self.arguments.text(), self.path)
+
+    def complete(self) -> ToolCall | None:
+        """The call, if its id, name and whole arguments (a JSON object) have arrived."""
+        arguments = self.arguments.partial()
+        if not arguments.strip():
+            return None
+        try:
+            return make_call(self.id, self.name, arguments, self.path)
+        except ResponseError:
+            return None
 
 
 class ChatStream(StreamParser):
-    """Merges ``chat.completion.chunk`` events of choice 0 into one reply."""
+    """Merges ``chat.completion.chunk`` events of choice 0 into one reply, and
+    each event into its typed deltas."""
 
-    __slots__ = ("_calls", "_content", "_finish_reason", "_thinking")
+    __slots__ = (
+        "_annotations",
+        "_calls",
+        "_content",
+        "_finish_reason",
+        "_id",
+        "_model",
+        "_provider",
+        "_read_annotations",
+        "_read_usage",
+        "_text",
+        "_thinking",
+        "_usage",
+    )
 
-    def __init__(self, thinking: ThinkingDeltas) -> None:
+    def __init__(
+        self,
+        provider: str,
+        thinking: ThinkingDeltas,
+        read_annotations: Callable[[Node], list[Native]],
+        read_usage: Callable[[Node | None], Usage],
+    ) -> None:
+        self._provider = provider
         self._thinking = thinking
-        self._content: list[str] = []
+        self._read_annotations = read_annotations
+        self._read_usage = read_usage
+        self._content = Segments()
+        self._text = Pieces("$.choices[0].delta.content")
+        self._annotations: list[Native] = []
         self._calls: dict[int, _CallDraft] = {}
         self._finish_reason: str | None = None
+        self._id: str | None = None
+        self._model: str | None = None
+        self._usage: Usage = Usage()
 
-    def feed(self, event: Mapping[str, Any]) -> None:
+    def feed(self, event: Mapping[str, Any]) -> list[Delta]:
         root = Node(event)
         raise_provider_error(root)
+        deltas: list[Delta] = []
         for choice in root.items("choices", required=False):
             choice.object()
             if choice.opt("index", int, 0) != 0:
                 continue  # thinkseal reads the first choice only, as receive does
             delta = choice.opt_node("delta")
             if delta is not None:
-                self._feed_delta(delta)
+                self._feed_delta(delta, deltas)
             reason = choice.opt("finish_reason", str)
             if reason:
                 self._finish_reason = reason
+        self._id = self._id or root.opt("id", str)
+        self._model = root.opt("model", str) or self._model
+        usage = root.opt_node("usage")
+        if usage is not None:
+            self._usage = self._read_usage(usage)
+        return deltas
 
-    def _feed_delta(self, delta: Node) -> None:
-        self._thinking.feed(delta)
-        text = delta.opt("content", str)
-        if text:
-            self._content.append(text)
+    def _feed_delta(self, delta: Node, deltas: list[Delta]) -> None:
+        deltas.extend(ThinkingDelta(0, t) for t in self._thinking.feed(delta) if t)
+        if delta.has("content") and isinstance(delta.get("content", (str, list)), list):
+            for item in delta.items("content"):
+                if item.object().opt("type", str) == "text":
+                    self._add_text(item.get("text", str), deltas)
+                else:
+                    self._content.native(native_block(self._provider, item))
+        else:
+            text = delta.opt("content", str)
+            if text:
+                self._add_text(text, deltas)
+        self._annotations.extend(self._read_annotations(delta))
         for fragment_node in delta.items("tool_calls", required=False):
-            self._feed_call(fragment_node)
+            self._feed_call(fragment_node, deltas)
 
-    def _feed_call(self, node: Node) -> None:
+    def _add_text(self, text: str, deltas: list[Delta]) -> None:
+        self._content.text(text)
+        piece = self._text.add(text)
+        if piece:
+            deltas.append(TextDelta(0, piece))
+
+    def _feed_call(self, node: Node, deltas: list[Delta]) -> None:
         node.object()
         _check_call_type(node)
         index = node.opt("index", int)
@@ -465,15 +893,19 @@ class ChatStream(StreamParser):
         draft = self._calls.get(index)
         if draft is None:
             draft = self._calls[index] = _CallDraft(f"$.choices[0].delta.tool_calls[{index}]")
+        new_id = new_name = None
         if call_id and draft.id is None:
-            draft.id = call_id
+            draft.id = new_id = valid_text(call_id, f"{node.path}.id")
+        arguments = ""
         if function is not None:
             name = function.opt("name", str)
             if name and draft.name is None:
-                draft.name = name
-            arguments = function.opt("arguments", str)
-            if arguments:
-                draft.arguments.append(arguments)
+                draft.name = new_name = valid_text(name, f"{function.path}.name")
+            fragment_text = function.opt("arguments", str)
+            if fragment_text:
+                arguments = draft.arguments.add(fragment_text)
+        if new_id or new_name or arguments:
+            deltas.append(ToolCallDelta(index, new_id, new_name, arguments))
 
     def finish(self) -> AssistantMessage:
         if self._finish_reason is None:
@@ -481,6 +913,13 @@ class ChatStream(StreamParser):
                 "the stream ended without a finish_reason (cut off before its end)",
                 path="$.choices[0].finish_reason",
             )
-        content = join_text(self._content, "$.choices[0].delta.content") or None
+        content = self._content.parts("$.choices[0].delta.content")
         calls = [draft.build() for draft in self._calls.values()]
-        return assemble(self._thinking.blocks(), content, calls)
+        return assemble(self._thinking.blocks(), [*content, *self._annotations], calls)
+
+    def info(self) -> ReplyInfo:
+        return ReplyInfo(self._finish_reason, self._usage, self._id, self._model)
+
+    def partial(self) -> AssistantMessage | None:
+        calls = [call for draft in self._calls.values() if (call := draft.complete()) is not None]
+        return partial_reply(self._content.parts("", lenient=True), calls)

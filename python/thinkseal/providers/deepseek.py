@@ -24,6 +24,17 @@ What DeepSeek requires, and what thinkseal does:
   ``presence_penalty`` -2..2; anything else passes through unchecked.
 - ``response_format``: only ``{"type": "json_object"}`` (and ``text``); a
   ``json_schema`` format raises ``ValidationError``.
+- Content parts (DeepSeek's vision guide): user messages take text and
+  ``{"type": "image_url", "image_url": {"url"}}`` parts (a URL, or the bytes as
+  a ``data:`` URL; JPEG, PNG, GIF and WebP). DeepSeek documents no PDF or file
+  part and no images in system or tool messages, so a PDF ``Document`` and an
+  image in a tool result raise ``ValidationError`` naming the part; a text
+  ``Document`` goes out as text. Content that is only text goes out as one
+  string (text parts joined with no separator).
+- Caching: DeepSeek caches prompt prefixes by itself (context caching on disk);
+  there is no request field for it, so cache breakpoints are ignored and the
+  body is the same with or without them. ``Reply.usage.cache_read_tokens`` is
+  ``usage.prompt_cache_hit_tokens``.
 """
 
 from __future__ import annotations
@@ -34,7 +45,17 @@ from typing import Any, ClassVar
 from .._blocks import ThinkingBlock
 from .._conversation import Conversation
 from .._messages import AssistantMessage
-from ._chat import ChatProvider, TextDeltas, ThinkingDeltas, check_thinking_type, reasoning_text
+from .._reply import Usage
+from ._chat import (
+    ChatProvider,
+    PartWriter,
+    TextDeltas,
+    ThinkingDeltas,
+    chat_usage,
+    check_thinking_type,
+    count,
+    reasoning_text,
+)
 from ._options import check_choice, check_number
 from ._response import Node
 
@@ -45,9 +66,17 @@ REASONING_EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "max", "ultra"
 _EVERY_TURN = "deepseek/reasoning-on-every-turn"
 
 
+class Parts(PartWriter):
+    """DeepSeek's content parts: text and images in user messages; tool results text only."""
+
+    text_arrays = False
+    tool_kinds = frozenset()
+
+
 class Adapter(ChatProvider):
     id = "deepseek"
     response_formats: ClassVar[frozenset[str]] = frozenset({"text", "json_object"})
+    writer = Parts("deepseek")
 
     def validate_options(self, options: Mapping[str, Any], stream: bool) -> None:
         check_thinking_type(options, required=True)
@@ -71,6 +100,14 @@ class Adapter(ChatProvider):
 
     def read_thinking(self, message: Node) -> list[ThinkingBlock]:
         return reasoning_text(message, REASONING_FIELD)
+
+    def read_usage(self, usage: Node | None) -> Usage:
+        # DeepSeek reports cache hits as prompt_cache_hit_tokens (its own field).
+        base = chat_usage(usage)
+        hits = count(usage, "prompt_cache_hit_tokens")
+        if hits is None:
+            return base
+        return Usage(base.input_tokens, base.output_tokens, hits, base.cache_write_tokens, base.reasoning_tokens)
 
     def thinking_deltas(self) -> ThinkingDeltas:
         return TextDeltas(REASONING_FIELD)

@@ -46,7 +46,27 @@ What Mistral requires, and what thinkseal does about it:
   both); ``finish_reason`` ends it. A stream without one raises ``ResponseError``,
   and so does ``finish_reason: "error"`` (streamed or not).
   ``feed`` takes each chunk as sent, or the SDK's ``CompletionEvent.model_dump()``
-  (``{"data": chunk}``).
+  (``{"data": chunk}``), and returns its deltas (thinking text, answer text,
+  tool-call fragments).
+- Content parts (Mistral's vision and document QnA guides; the ``mistralai``
+  SDK's ``ContentChunk``): text chunks, images as ``{"type": "image_url",
+  "image_url": <URL or data: URL>}``, PDFs by URL as ``{"type":
+  "document_url", "document_url", "document_name"?}`` (the title). The
+  document QnA guide passes PDFs by URL only (upload the bytes and pass the
+  signed URL), so PDF bytes raise ``ValidationError``; a text ``Document``
+  goes out as a text chunk. Tool results take the same chunks as user messages
+  (the SDK's ``ToolMessage.content``); system messages text only.
+- Caching: Mistral caches prompt prefixes by itself (``prompt_cache_key``, an
+  option that passes through, raises the hit rate); there is no breakpoint, so
+  cache breakpoints are ignored and the body is the same with or without them.
+- Unknown blocks: a content chunk of a type thinkseal does not read (and a
+  ``reference`` chunk, Mistral's citation) is kept in place as
+  ``Native("mistral", chunk)``; it goes back in place in the turn's chunks to
+  Mistral only. A reference (or unknown) chunk inside a thinking chunk cannot
+  be kept; it unsigns that block.
+- ``reply_info``: ``choices[0].finish_reason``, ``usage`` (``prompt_tokens``,
+  ``completion_tokens``, ``prompt_tokens_details.cached_tokens``), ``id`` and
+  ``model``; a stream's come from its chunks (usage from the finishing one).
 """
 
 from __future__ import annotations
@@ -59,15 +79,33 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Final
 
 from .._blocks import ThinkingBlock
+from .._content import Document, Image, Native
 from .._conversation import Conversation
 from .._errors import ResponseError, ThinksealError, ValidationError
 from .._messages import AssistantMessage, Message, Part, ToolCall, ToolMessage
 from .._replay import Replay
+from .._reply import Delta, ReplyInfo, TextDelta, ThinkingDelta, ToolCallDelta, Usage
 from ._base import Built, Provider, StreamParser
-from ._chat import ReplyStream, chat_body, goes_out, in_wire_order, join_text, make_call, named_tool_messages, tool_text
+from ._chat import (
+    PartWriter,
+    Pieces,
+    ReplyStream,
+    chat_body,
+    chat_usage,
+    goes_out,
+    image_url,
+    in_wire_order,
+    join_text,
+    lenient_text,
+    make_call,
+    named_tool_messages,
+    native_block,
+    partial_reply,
+    wire_content,
+)
 from ._options import BODY_FIELDS, check_choice, check_flag, check_number, frozen_options, response_format
 from ._response import Node, wrap_errors
-from ._wire import splice, wire_messages
+from ._wire import dumps, splice, wire_messages
 
 __all__ = ["PROMPT_MODES", "REASONING_EFFORTS", "Adapter", "wire_call_id"]
 
@@ -146,8 +184,29 @@ def _response_format(fmt: Mapping[str, Any] | None) -> dict[str, Any]:
     return {} if fmt is None else {"response_format": fmt}
 
 
+class Parts(PartWriter):
+    """Mistral's content chunks: text, ``image_url`` (a string) and ``document_url``."""
+
+    def image(self, image: Image, where: str) -> dict[str, Any]:
+        return {"type": "image_url", "image_url": image_url(image)}
+
+    def document(self, document: Document, where: str) -> dict[str, Any]:
+        if document.url is None:
+            raise ValidationError(
+                f"{where}: mistral takes a PDF by URL only (document_url); upload it and pass its signed URL",
+                path=where,
+            )
+        chunk: dict[str, Any] = {"type": "document_url", "document_url": document.url}
+        if document.title is not None:
+            chunk["document_name"] = document.title
+        return chunk
+
+
+WRITER = Parts("mistral")
+
+
 def _content_chunks(parts: Iterable[Part]) -> list[dict[str, Any]]:
-    """The turn's text and thinking as chunks, in ``parts`` order."""
+    """The turn's text, thinking and native chunks, in ``parts`` order."""
     chunks: list[dict[str, Any]] = []
     for part in parts:
         if isinstance(part, str):
@@ -158,14 +217,21 @@ def _content_chunks(parts: Iterable[Part]) -> list[dict[str, Any]]:
             if part.signature is not None:  # only a kept turn still has one
                 chunk["signature"] = part.signature
             chunks.append(chunk)
+        elif isinstance(part, Native):
+            if part.provider == Adapter.id:
+                chunks.append(part.value)
+            elif part.text:
+                chunks.append({"type": "text", "text": part.text})
     return chunks
 
 
 def _assistant_wire(message: AssistantMessage) -> dict[str, Any]:
-    has_thinking = any(isinstance(b, ThinkingBlock.Text) for b in message.thinking)
+    chunked = any(isinstance(b, ThinkingBlock.Text) for b in message.thinking) or any(
+        isinstance(p, Native) and p.provider == Adapter.id for p in message.parts
+    )
     wire: dict[str, Any] = {
         "role": "assistant",
-        "content": _content_chunks(message.parts) if has_thinking else message.content,
+        "content": _content_chunks(message.parts) if chunked else message.content,
     }
     if message.tool_calls:
         wire["tool_calls"] = [
@@ -184,7 +250,7 @@ def _tool_wire(message: ToolMessage, name: str) -> dict[str, Any]:
         "role": "tool",
         "tool_call_id": wire_call_id(message.tool_call_id),
         "name": name,
-        "content": tool_text(message),
+        **wire_content(message, WRITER),
     }
 
 
@@ -192,7 +258,7 @@ def _segment(sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
     """The wire messages and their cached JSON bytes. ``in_wire_order`` leaves
     out turns with neither text nor tool calls (Mistral rejects them) and moves
     a system message standing among tool results to just after them."""
-    return named_tool_messages(in_wire_order(sent), "mistral", _assistant_wire, _tool_wire)
+    return named_tool_messages(in_wire_order(sent), "mistral", WRITER, _assistant_wire, _tool_wire)
 
 
 # -- response ------------------------------------------------------------------
@@ -256,23 +322,39 @@ class _Call:
         self.path = path
         self.id: str | None = None
         self.name: str | None = None
-        self.arguments: list[str] | Mapping[str, Any] = []
+        self.arguments: Pieces | Mapping[str, Any] = Pieces(f"{path}.function.arguments")
 
     def tool_call(self) -> ToolCall:
         arguments = self.arguments
         if isinstance(arguments, Mapping):
             return make_call(self.id, self.name, arguments, self.path)
-        return make_call(self.id, self.name, join_text(arguments, f"{self.path}.function.arguments"), self.path)
+        return make_call(self.id, self.name, arguments.text(), self.path)
+
+    def complete(self) -> ToolCall | None:
+        """The call, if its id, name and whole arguments have arrived."""
+        arguments = self.arguments if isinstance(self.arguments, Mapping) else self.arguments.partial()
+        if not arguments:
+            return None
+        try:
+            return make_call(self.id, self.name, arguments, self.path)
+        except ResponseError:
+            return None
 
 
 class _Reply:
-    """The parts of one reply, in order, from a whole message or from stream deltas."""
+    """The parts of one reply, in order, from a whole message or from stream
+    deltas; each method adds the deltas of what it read to ``deltas``."""
 
-    __slots__ = ("calls", "parts")
+    __slots__ = ("_text", "_thinking", "calls", "deltas", "parts", "streaming")
 
-    def __init__(self) -> None:
-        self.parts: list[_Thinking | _Text] = []
+    def __init__(self, *, streaming: bool = False) -> None:
+        self.streaming = streaming
+        self.parts: list[_Thinking | _Text | Native] = []
         self.calls: list[_Call] = []
+        self.deltas: list[Delta] = []
+        # The text handed out as deltas (whole characters at a time).
+        self._text = Pieces("$.choices[0].delta.content")
+        self._thinking = Pieces("$.choices[0].delta.content.thinking")
 
     def text(self, text: str, path: str) -> None:
         if not text:
@@ -282,6 +364,8 @@ class _Reply:
             last = _Text(path)
             self.parts.append(last)
         last.texts.append(text)
+        if self.streaming and (piece := self._text.add(text)):
+            self.deltas.append(TextDelta(0, piece))
 
     def thinking(self, chunk: Node) -> None:
         last = self.parts[-1] if self.parts else None
@@ -289,13 +373,13 @@ class _Reply:
             last = _Thinking(chunk.path)
             self.parts.append(last)
         for item in chunk.items("thinking"):
-            kind = item.get("type", str)
-            if kind == "text":
-                last.texts.append(item.get("text", str))
-            elif kind in ("reference", "tool_reference"):
-                last.tainted = True
+            if item.object().opt("type", str) == "text":
+                text = item.get("text", str)
+                last.texts.append(text)
+                if self.streaming and text and (piece := self._thinking.add(text)):
+                    self.deltas.append(ThinkingDelta(0, piece))
             else:
-                raise ResponseError(f"unknown thinking chunk type {kind!r}", path=f"{item.path}.type")
+                last.tainted = True  # a reference (or unknown) chunk: no exact replay
         signature = chunk.opt("signature", str)
         if signature:
             last.signature = signature
@@ -312,8 +396,8 @@ class _Reply:
                 self.text(chunk.get("text", str), f"{chunk.path}.text")
             elif kind == "thinking":
                 self.thinking(chunk)
-            elif kind != "reference":  # citations: nothing to keep or replay
-                raise ResponseError(f"unknown content chunk type {kind!r}", path=f"{chunk.path}.type")
+            else:  # a citation or a chunk thinkseal does not read: kept in place, verbatim
+                self.parts.append(native_block(Adapter.id, chunk))
 
     def tool_calls(self, message: Node, *, fragments: bool) -> None:
         for item in message.items("tool_calls", required=False):
@@ -328,17 +412,27 @@ class _Reply:
             if call is None:
                 call = _Call(item.path)
                 self.calls.append(call)
+            new_id = call_id if call_id and call.id is None else None
+            name = function.opt("name", str)
+            new_name = name if name and call.name is None else None
             call.id = call_id or call.id
-            call.name = function.opt("name", str) or call.name
+            call.name = name or call.name
             # A later stream fragment may carry only more arguments text.
             kinds = (str, Mapping)
             arguments = function.opt("arguments", kinds) if fragments else function.get("arguments", kinds)
+            piece = ""
             if isinstance(arguments, Mapping):
                 call.arguments = arguments
-            elif arguments and isinstance(call.arguments, list):
-                call.arguments.append(arguments)
+                piece = dumps(dict(arguments)).decode()
+            elif arguments and isinstance(call.arguments, Pieces):
+                if self.streaming:
+                    piece = call.arguments.add(arguments)
+                else:
+                    call.arguments.parts.append(arguments)
             elif arguments:
                 raise ResponseError("arguments text after an arguments object", path=f"{function.path}.arguments")
+            if self.streaming and (new_id or new_name or piece):
+                self.deltas.append(ToolCallDelta(self.calls.index(call), new_id, new_name, piece))
 
     def _continued(self, item: Node, call_id: str | None) -> _Call | None:
         """The streamed call a fragment continues: the one at its ``index`` (the
@@ -357,21 +451,27 @@ class _Reply:
         for part in self.parts:
             if isinstance(part, _Text):
                 parts.append(join_text(part.texts, part.path))
+            elif isinstance(part, Native):
+                parts.append(part)
             elif (block := part.block()) is not None:
                 parts.append(block)
         parts.extend(call.tool_call() for call in self.calls)
         return AssistantMessage.from_parts(parts)
 
+    def partial(self) -> AssistantMessage | None:
+        content: list[str | Native] = []
+        for part in self.parts:
+            if isinstance(part, _Text):
+                content.append(lenient_text(part.texts))
+            elif isinstance(part, Native):
+                content.append(part)
+        calls = [call for c in self.calls if (call := c.complete()) is not None]
+        return partial_reply(content, calls)
 
-def _stream_choice(event: Mapping[str, Any]) -> Node | None:
-    root = Node(event)
-    if "choices" not in event and isinstance(event.get("data"), Mapping):
-        root = Node(event["data"], "$.data")  # the SDK's CompletionEvent.model_dump()
-    _raise_reported_error(root)
-    for choice in root.items("choices"):
-        if choice.object().opt("index", int, 0) == 0:
-            return choice
-    return None  # a usage-only chunk
+
+def _reply_info(root: Node, choice: Node | None) -> ReplyInfo:
+    reason = None if choice is None else _check_finish(choice)
+    return ReplyInfo(reason, chat_usage(root.opt_node("usage")), root.opt("id", str), root.opt("model", str))
 
 
 class _Stream(ReplyStream[_Reply]):
@@ -379,16 +479,28 @@ class _Stream(ReplyStream[_Reply]):
 
     cut_off = ("the stream ended without a finish_reason", "$.choices[0].finish_reason")
 
-    def feed(self, event: Mapping[str, Any]) -> None:
-        choice = _stream_choice(event)
-        if choice is None:
-            return
-        delta = choice.opt_node("delta")
-        if delta is not None:
-            self._reply.content(delta)
-            self._reply.tool_calls(delta, fragments=True)
-        if _check_finish(choice) is not None:
-            self._ended = True
+    def feed(self, event: Mapping[str, Any]) -> list[Delta]:
+        root = Node(event)
+        if "choices" not in event and isinstance(event.get("data"), Mapping):
+            root = Node(event["data"], "$.data")  # the SDK's CompletionEvent.model_dump()
+        _raise_reported_error(root)
+        choice = next((c for c in root.items("choices") if c.object().opt("index", int, 0) == 0), None)
+        self._reply.deltas = []
+        if choice is not None:  # else a usage-only chunk
+            delta = choice.opt_node("delta")
+            if delta is not None:
+                self._reply.content(delta)
+                self._reply.tool_calls(delta, fragments=True)
+            if _check_finish(choice) is not None:
+                self._ended = True
+        self._info = _merged_info(self._info, _reply_info(root, choice))
+        return self._reply.deltas
+
+
+def _merged_info(seen: ReplyInfo, new: ReplyInfo) -> ReplyInfo:
+    """A stream's metadata so far: the first id, the latest model, finish reason and usage."""
+    usage = new.usage if new.usage != Usage() else seen.usage
+    return ReplyInfo(new.stop_reason or seen.stop_reason, usage, seen.id or new.id, new.model or seen.model)
 
 
 class Adapter(Provider):
@@ -420,5 +532,10 @@ class Adapter(Provider):
         reply.tool_calls(message, fragments=False)
         return reply.message()
 
+    def reply_info(self, response: Mapping[str, Any]) -> ReplyInfo:
+        root = Node(response)
+        choices = root.opt("choices", list, [])
+        return _reply_info(root, Node(choices[0], "$.choices[0]") if choices else None)
+
     def new_stream(self) -> StreamParser:
-        return _Stream(_Reply())
+        return _Stream(_Reply(streaming=True))

@@ -38,6 +38,23 @@ What Ollama requires, and what thinkseal does about it:
   ``"[tool error] "`` (as on every chat-completions provider).
 - A reply or stream line ``{"error": "..."}`` raises ``ResponseError``; a stream
   that ends without its ``"done": true`` line raises ``ResponseError``.
+- Content parts (Ollama's chat API, ``ChatMessage.images``): a message's
+  ``content`` is one string (its text parts joined, no separator) and its
+  images go in ``images`` as base64 strings, after the text (Ollama keeps no order between
+  them). Ollama takes no image URLs and no documents: an ``Image(url=...)`` and
+  a PDF ``Document`` raise ``ValidationError``; a text ``Document`` goes out as
+  text. Tool results take images too (``images`` is a field of every message).
+  Ollama has no content blocks, so an ``ollama`` ``Native`` part raises
+  ``ValidationError``; another provider's goes out as its text.
+- Caching: Ollama keeps the previous prompt's KV cache by itself; there is no
+  request field, so cache breakpoints are ignored and the body is the same with
+  or without them.
+- ``reply_info``: ``done_reason``, ``prompt_eval_count`` (input) and
+  ``eval_count`` (output) of the reply or the stream's ``"done": true`` line,
+  and ``model``; Ollama gives no response id and no cache or reasoning counts.
+- ``feed`` returns each line's deltas: thinking and content fragments, and one
+  ``ToolCallDelta`` per call (Ollama sends calls whole; the id is generated at
+  ``finish``, so the delta has none).
 """
 
 from __future__ import annotations
@@ -49,12 +66,25 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Final
 
 from .._blocks import ThinkingBlock
+from .._content import Document, Image, Native
 from .._conversation import Conversation
 from .._errors import ResponseError, ThinksealError, ValidationError
 from .._messages import AssistantMessage, Message, ToolCall, ToolMessage
 from .._replay import Replay
+from .._reply import Delta, ReplyInfo, TextDelta, ThinkingDelta, ToolCallDelta, Usage
 from ._base import Built, Provider, StreamParser
-from ._chat import ReplyStream, chat_body, join_text, named_tool_messages, tool_text
+from ._chat import (
+    PartWriter,
+    Pieces,
+    ReplyStream,
+    b64,
+    chat_body,
+    count,
+    lenient_text,
+    named_tool_messages,
+    partial_reply,
+    wire_content,
+)
 from ._options import BODY_FIELDS, check_flag, check_number, check_object, frozen_options, response_format
 from ._response import Node, parse_arguments, wrap_errors
 from ._wire import splice, wire_messages
@@ -141,6 +171,33 @@ def _format(fmt: Mapping[str, Any] | None) -> dict[str, Any]:
     return {"format": fmt["json_schema"]["schema"]}
 
 
+class Parts(PartWriter):
+    """Ollama's message fields: ``content`` (text) and ``images`` (base64)."""
+
+    text_arrays = False
+
+    def image(self, image: Image, where: str) -> dict[str, Any]:
+        if image.data is None:
+            raise ValidationError(f"{where}: ollama takes images as base64 data only, not URLs", path=where)
+        return {"type": "image", "data": b64(image.data)}
+
+    def document(self, document: Document, where: str) -> dict[str, Any]:
+        raise ValidationError(f"{where}: ollama takes no PDF documents (a text Document goes out as text)", path=where)
+
+    def native(self, native: Native, where: str) -> dict[str, Any]:
+        raise ValidationError(f"{where}: ollama has no content blocks to carry a native block", path=where)
+
+    def fields(self, parts: list[dict[str, Any]], marked: bool, where: str) -> dict[str, Any]:
+        fields: dict[str, Any] = {"content": "".join(p["text"] for p in parts if p.get("type") == "text")}
+        images = [p["data"] for p in parts if p.get("type") == "image"]
+        if images:
+            fields["images"] = images
+        return fields
+
+
+WRITER = Parts("ollama")
+
+
 def _assistant_wire(message: AssistantMessage) -> dict[str, Any]:
     wire: dict[str, Any] = {"role": "assistant", "content": message.content}
     thinking = message.thinking_text
@@ -152,12 +209,12 @@ def _assistant_wire(message: AssistantMessage) -> dict[str, Any]:
 
 
 def _tool_wire(message: ToolMessage, name: str) -> dict[str, Any]:
-    return {"role": "tool", "content": tool_text(message), "tool_name": name}
+    return {"role": "tool", **wire_content(message, WRITER), "tool_name": name}
 
 
 def _segment(sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
     """The wire messages and their cached JSON bytes (every turn goes out, in place)."""
-    return named_tool_messages(sent, "ollama", _assistant_wire, _tool_wire)
+    return named_tool_messages(sent, "ollama", WRITER, _assistant_wire, _tool_wire)
 
 
 # -- response ------------------------------------------------------------------
@@ -171,36 +228,42 @@ def _raise_reported_error(root: Node) -> None:
 
 
 class _Reply:
-    """The parts of one reply, gathered from a whole response or from stream lines."""
+    """The parts of one reply, gathered from a whole response or from stream
+    lines; ``add`` returns the deltas of what it read."""
 
     __slots__ = ("calls", "content", "thinking")
 
     def __init__(self) -> None:
-        self.thinking: list[str] = []
-        self.content: list[str] = []
+        # Fragments are checked once joined: a stream may split a surrogate pair.
+        self.thinking = Pieces("$.message.thinking")
+        self.content = Pieces("$.message.content")
         self.calls: list[tuple[str, dict[str, Any], str]] = []  # name, arguments, path
 
-    def add(self, message: Node) -> None:
+    def add(self, message: Node) -> list[Delta]:
         message.object()
         role = message.opt("role", str)
         if role is not None and role != "assistant":
             raise ResponseError(f'expected "assistant", got {role!r}', path=f"{message.path}.role")
-        # Fragments are checked once joined: a stream may split a surrogate pair.
+        deltas: list[Delta] = []
         thinking = message.opt("thinking", str)
-        if thinking:
-            self.thinking.append(thinking)
+        if thinking and (piece := self.thinking.add(thinking)):
+            deltas.append(ThinkingDelta(0, piece))
         content = message.opt("content", str)
-        if content:
-            self.content.append(content)
+        if content and (piece := self.content.add(content)):
+            deltas.append(TextDelta(0, piece))
         for call in message.items("tool_calls", required=False):
             function = call.node("function")
             name = function.text("name")
             arguments = parse_arguments(function.get("arguments", (Mapping, str)), f"{function.path}.arguments")
+            try:
+                draft = ToolCall("pending", name, arguments)
+            except ThinksealError as exc:
+                raise wrap_errors(function.path, exc) from None
+            deltas.append(ToolCallDelta(len(self.calls), None, name, draft.arguments_json))
             self.calls.append((name, arguments, function.path))
+        return deltas
 
-    def message(self) -> AssistantMessage:
-        thinking = join_text(self.thinking, "$.message.thinking")
-        content = join_text(self.content, "$.message.content")
+    def _calls(self, thinking: str, content: str, *, lenient: bool) -> list[ToolCall]:
         calls = []
         for index, (name, arguments, path) in enumerate(self.calls):
             try:
@@ -208,25 +271,44 @@ class _Reply:
                 call_id = generated_call_id(thinking, content, index, name, draft.arguments_json)
                 calls.append(ToolCall(call_id, name, draft.arguments))
             except ThinksealError as exc:
-                raise wrap_errors(path, exc) from None
+                if not lenient:
+                    raise wrap_errors(path, exc) from None
+        return calls
+
+    def message(self) -> AssistantMessage:
+        thinking = self.thinking.text()
+        content = self.content.text()
+        calls = self._calls(thinking, content, lenient=False)
         return AssistantMessage(content or None, calls, [ThinkingBlock.Text(thinking)] if thinking else [])
+
+    def partial(self) -> AssistantMessage | None:
+        thinking = lenient_text(self.thinking.parts)
+        content = lenient_text(self.content.parts)
+        return partial_reply([content] if content else [], self._calls(thinking, content, lenient=True))
+
+
+def _reply_info(root: Node) -> ReplyInfo:
+    usage = Usage(input_tokens=count(root, "prompt_eval_count"), output_tokens=count(root, "eval_count"))
+    return ReplyInfo(root.opt("done_reason", str), usage, None, root.opt("model", str))
 
 
 class _Stream(ReplyStream[_Reply]):
     """Accumulates NDJSON lines: thinking and content fragments, whole tool calls,
-    and the final ``"done": true`` line."""
+    and the final ``"done": true`` line (which carries the reply's metadata)."""
 
     cut_off = ('the stream ended before its "done": true line', "$.done")
 
-    def feed(self, event: Mapping[str, Any]) -> None:
+    def feed(self, event: Mapping[str, Any]) -> list[Delta]:
         root = Node(event)
         _raise_reported_error(root)
         if self._ended:
             raise ResponseError("a stream line after the done line", path="$")
         message = root.opt_node("message")
-        if message is not None:
-            self._reply.add(message)
+        deltas = self._reply.add(message) if message is not None else []
         self._ended = root.opt("done", bool, False)
+        info = _reply_info(root)
+        self._info = info if self._ended else ReplyInfo(None, Usage(), None, info.model or self._info.model)
+        return deltas
 
 
 class Adapter(Provider):
@@ -252,6 +334,9 @@ class Adapter(Provider):
         reply = _Reply()
         reply.add(root.node("message"))
         return reply.message()
+
+    def reply_info(self, response: Mapping[str, Any]) -> ReplyInfo:
+        return _reply_info(Node(response))
 
     def new_stream(self) -> StreamParser:
         return _Stream(_Reply())

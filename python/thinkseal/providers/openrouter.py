@@ -31,6 +31,30 @@ What OpenRouter requires, and what thinkseal does:
   ``transforms``, ``tool_choice``, ...) passes through unchecked.
 - ``response_format``: ``text``, ``json_object`` and ``json_schema`` (structured
   outputs) pass through in OpenAI's shape.
+- Content parts (OpenRouter's PDF input guide and its SDK's
+  ``ChatContentItems``): text parts, images as ``{"type": "image_url",
+  "image_url": {"url"}}`` (a URL, or the bytes as a ``data:`` URL), PDFs as
+  ``{"type": "file", "file": {"filename", "file_data"}}`` where ``file_data``
+  is the PDF URL or a ``data:application/pdf;base64,`` URL and ``filename``
+  the document's title (``document.pdf`` without one). Tool
+  results take the same parts (OpenRouter's tool message content is the user
+  content-part union). System messages take text parts only.
+- Prompt caching (OpenRouter's prompt-caching guide, for Anthropic and the
+  other explicit-caching upstreams): a breakpoint puts ``cache_control:
+  {"type": "ephemeral"}`` (with ``"ttl": "1h"`` or ``"5m"`` when the breakpoint
+  has one) on the text part before it, in system, user and tool messages; a
+  string with a breakpoint becomes a one-part array. OpenRouter documents
+  ``cache_control`` on text parts only, so a breakpoint after an image, a file
+  or a native block is ignored. ``Tool(cache=...)`` puts the same
+  ``cache_control`` on that tool definition (OpenRouter's tool schema has it).
+- Unknown blocks: ``message.annotations`` items (``url_citation``, and the
+  ``file`` annotations of a parsed PDF that OpenRouter asks to be sent back to
+  skip parsing it again) are kept in order after the text as
+  ``Native("openrouter", item)`` and go back in the assistant message's
+  ``annotations`` only to OpenRouter; other providers get nothing of them.
+  Non-text items of a content array are kept in place the same way and go back
+  in the content array. A ``Native("openrouter", ...)`` in a user or tool
+  message goes out verbatim as a content part.
 """
 
 from __future__ import annotations
@@ -40,9 +64,21 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._blocks import ThinkingBlock
+from .._content import Document, Native
 from .._errors import ResponseError, ValidationError
 from .._messages import AssistantMessage
-from ._chat import ChatProvider, ThinkingDeltas, join_text, reasoning_text
+from .._tool import Tool
+from ._chat import (
+    ChatProvider,
+    PartWriter,
+    Pieces,
+    ThinkingDeltas,
+    data_url,
+    join_text,
+    native_block,
+    reasoning_text,
+    tool_wire,
+)
 from ._options import check_choice, check_flag, check_number, check_object
 from ._response import Node, valid_text
 
@@ -56,6 +92,27 @@ _STRING_FIELDS = ("text", "summary", "data", "signature", "id", "format")
 _REQUIRED = {"reasoning.summary": "summary", "reasoning.encrypted": "data"}
 # Streamed fragments of these fields are pieces of one text.
 _CONCATENATED = ("text", "summary")
+# Types of the blocks a reply carries in ``message.annotations``.
+ANNOTATION_TYPES = frozenset({"url_citation", "file"})
+
+
+def cache_control(ttl: str | None) -> dict[str, Any]:
+    """OpenRouter's (Anthropic-style) cache marker."""
+    return {"type": "ephemeral"} if ttl is None else {"type": "ephemeral", "ttl": ttl}
+
+
+class Parts(PartWriter):
+    """OpenRouter's content parts: OpenAI's, plus PDF files and cache marks on text."""
+
+    def document(self, document: Document, where: str) -> dict[str, Any]:
+        source = document.url if document.data is None else data_url(document.media_type, document.data)
+        return {"type": "file", "file": {"filename": document.title or "document.pdf", "file_data": source}}
+
+    def cache(self, part: dict[str, Any], ttl: str | None) -> bool:
+        if part.get("type") != "text":
+            return False  # OpenRouter documents cache_control on text parts only
+        part["cache_control"] = cache_control(ttl)
+        return True
 
 
 def check_detail(item: Mapping[str, Any], path: str) -> None:
@@ -113,19 +170,24 @@ def detail_items(message: AssistantMessage) -> list[Any]:
 
 
 class DetailDeltas:
-    """``delta.reasoning`` text and ``delta.reasoning_details`` fragments."""
+    """``delta.reasoning`` text and ``delta.reasoning_details`` fragments. The
+    pieces of each item's text and summary are kept in lists and joined once."""
 
-    __slots__ = ("_items", "_text")
+    __slots__ = ("_items", "_pieces", "_text")
 
     def __init__(self) -> None:
-        self._text: list[str] = []
-        # (index, type) -> merged item, in order of first appearance
+        self._text = Pieces("$.choices[0].delta.reasoning")
+        # (index, type) -> merged item, in order of first appearance; text and
+        # summary pieces in _pieces under the same key.
         self._items: dict[tuple[int, str], dict[str, Any]] = {}
+        self._pieces: dict[tuple[int, str], dict[str, list[str]]] = {}
 
-    def feed(self, delta: Node) -> None:
+    def feed(self, delta: Node) -> list[str]:
+        # The deltas are the reasoning text; the items' pieces repeat it or summarise it.
+        texts: list[str] = []
         text = delta.opt("reasoning", str)
         if text:
-            self._text.append(text)
+            texts.append(self._text.add(text))
         for node in delta.items("reasoning_details", required=False):
             node.object()
             kind = node.get("type", str)
@@ -134,17 +196,22 @@ class DetailDeltas:
                 # No index: it continues the last item if that one is of its type.
                 last = next(reversed(self._items), None)
                 index = last[0] if last is not None and last[1] == kind else len(self._items)
-            item = self._items.setdefault((index, kind), {})
+            key = (index, kind)
+            item = self._items.setdefault(key, {})
+            pieces = self._pieces.setdefault(key, {})
+            for field in _CONCATENATED:
+                value = node.get(field, str) if node.has(field) else None
+                if value is not None:
+                    pieces.setdefault(field, []).append(value)
             self._merge(item, node)
+        return texts
 
     @staticmethod
     def _merge(item: dict[str, Any], node: Node) -> None:
         for key, value in node.value.items():
-            if value is None:
+            if value is None or key in _CONCATENATED:
                 continue
-            if key in _CONCATENATED:
-                item[key] = item.get(key, "") + node.get(key, str)
-            elif isinstance(value, str):
+            if isinstance(value, str):
                 if value or key not in item:  # the last non-empty value wins
                     item[key] = value
             else:
@@ -152,19 +219,20 @@ class DetailDeltas:
 
     def blocks(self) -> list[ThinkingBlock]:
         blocks: list[ThinkingBlock] = []
-        text = join_text(self._text, "$.choices[0].delta.reasoning")
+        text = self._text.text()
         if text:
             blocks.append(ThinkingBlock.Text(text))
-        for n, item in enumerate(self._items.values()):
-            for key in _CONCATENATED:
-                if key in item:
-                    item[key] = join_text([item[key]], f"$.choices[0].delta.reasoning_details[{n}].{key}")
+        for n, (key, item) in enumerate(self._items.items()):
+            for field, pieces in self._pieces[key].items():
+                item[field] = join_text(pieces, f"$.choices[0].delta.reasoning_details[{n}].{field}")
             blocks.append(detail_block(item, f"$.choices[0].delta.reasoning_details[{n}]"))
         return blocks
 
 
 class Adapter(ChatProvider):
     id = PROVIDER_ID
+    writer = Parts(PROVIDER_ID)
+    annotation_types = ANNOTATION_TYPES
 
     def validate_options(self, options: Mapping[str, Any], stream: bool) -> None:
         reasoning = check_object(options, "reasoning")
@@ -195,6 +263,15 @@ class Adapter(ChatProvider):
         if items:
             fields["reasoning_details"] = items
         return fields
+
+    def write_tool(self, tool: Tool) -> dict[str, Any]:
+        wire = tool_wire(tool)
+        if tool.cache is not None:
+            wire["cache_control"] = cache_control(tool.cache.ttl)
+        return wire
+
+    def read_annotations(self, message: Node) -> list[Native]:
+        return [native_block(PROVIDER_ID, node) for node in message.items("annotations", required=False)]
 
     def read_thinking(self, message: Node) -> list[ThinkingBlock]:
         blocks = reasoning_text(message, "reasoning")

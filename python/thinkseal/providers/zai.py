@@ -22,6 +22,19 @@ What Z.ai requires, and what thinkseal does:
   through unchecked.
 - ``response_format``: ``text`` or ``json_object`` only; a ``json_schema`` format
   raises ``ValidationError``.
+- Content parts (Z.ai's chat-completion API reference, vision request): user
+  messages of the vision models take text, ``{"type": "image_url", "image_url":
+  {"url"}}`` (a URL, or the bytes as a ``data:`` URL; Z.ai lists JPG and PNG
+  only, so other image bytes raise ``ValidationError``) and ``{"type":
+  "file_url", "file_url": {"url"}}`` (a document by URL; Z.ai takes no file
+  bytes, so PDF bytes raise ``ValidationError``). Z.ai does not take a
+  ``file_url`` together with an image in one message (``ValidationError``).
+  System, assistant and tool messages are strings only: an image or PDF in a
+  tool result raises ``ValidationError``, and text parts are joined into one
+  string (no separator). A text ``Document`` goes out as text.
+- Caching: Z.ai caches context by itself (``usage.prompt_tokens_details.
+  cached_tokens`` reports it); there is no request field, so cache breakpoints
+  are ignored and the body is the same with or without them.
 """
 
 from __future__ import annotations
@@ -30,17 +43,47 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .._blocks import ThinkingBlock
+from .._content import Document, Image
+from .._errors import ValidationError
 from .._messages import AssistantMessage
-from ._chat import ChatProvider, TextDeltas, ThinkingDeltas, check_thinking_type, reasoning_text
+from ._chat import ChatProvider, PartWriter, TextDeltas, ThinkingDeltas, check_thinking_type, reasoning_text
 from ._options import check_flag, check_number
 from ._response import Node
 
 REASONING_FIELD = "reasoning_content"
+IMAGE_TYPES = ("image/jpeg", "image/png")
+
+
+class Parts(PartWriter):
+    """Z.ai's content parts: text, images and file URLs in user messages; tool
+    results text only."""
+
+    text_arrays = False
+    tool_kinds = frozenset()
+
+    def image(self, image: Image, where: str) -> dict[str, Any]:
+        if image.data is not None and image.media_type not in IMAGE_TYPES:
+            raise ValidationError(
+                f"{where}: zai takes image/jpeg and image/png images, got {image.media_type}", path=where
+            )
+        return super().image(image, where)
+
+    def document(self, document: Document, where: str) -> dict[str, Any]:
+        if document.url is None:
+            raise ValidationError(f"{where}: zai takes a document by URL only (file_url), not its bytes", path=where)
+        return {"type": "file_url", "file_url": {"url": document.url}}
+
+    def fields(self, parts: list[dict[str, Any]], marked: bool, where: str) -> dict[str, Any]:
+        kinds = {p.get("type") for p in parts}
+        if "file_url" in kinds and kinds & {"image_url", "video_url"}:
+            raise ValidationError(f"{where}: zai does not take a file_url and an image in one message", path=where)
+        return super().fields(parts, marked, where)
 
 
 class Adapter(ChatProvider):
     id = "zai"
     response_formats: ClassVar[frozenset[str]] = frozenset({"text", "json_object"})
+    writer = Parts("zai")
 
     def validate_options(self, options: Mapping[str, Any], stream: bool) -> None:
         thinking = check_thinking_type(options, required=False)

@@ -10,6 +10,15 @@ with the provider's 400 error, every request the provider would reject:
   rule (a tool message must answer a call of the assistant message it follows,
   and every call of an assistant message must be answered by the tool messages
   right after it);
+- every provider: content parts of the types and in the roles its
+  documentation lists (``CONTENT``): OpenRouter's text, image and file parts in
+  user and tool messages (and its audio and video parts), ``cache_control`` on
+  text parts and tools; DeepSeek's
+  text and image parts in user messages; Z.ai's text, image and ``file_url``
+  parts in user messages (not a file with an image), strings elsewhere. Part
+  shapes OpenAI's schema has not (Z.ai's ``file_url``, OpenRouter's non-text
+  tool-result parts) are checked against the provider's documented shape. The
+  error strings of these rules are the emulator's own, marked "(emulator rule)";
 - deepseek: in thinking mode (the default), an assistant turn with tool calls
   that lacks ``reasoning_content`` (the V4 error string);
 - openrouter: replayed ``reasoning_details`` that differ from what it issued for
@@ -45,6 +54,7 @@ from typing import Any
 
 import openai
 import pydantic_core
+from openai.types.chat import ChatCompletionContentPartParam
 from openai.types.chat.completion_create_params import (
     CompletionCreateParamsNonStreaming,
     CompletionCreateParamsStreaming,
@@ -56,6 +66,8 @@ from pydantic import TypeAdapter
 # Provider extensions of the request body: top-level fields, and fields of
 # assistant messages, that OpenAI's schema does not have. They are removed
 # before the body is validated against the openai SDK's request TypedDict.
+# Content parts: "part" fields of text parts and "tool" fields of tool
+# definitions the provider adds (OpenRouter's cache_control).
 EXTENSIONS: dict[str, dict[str, frozenset[str]]] = {
     "deepseek": {"body": frozenset({"thinking"}), "assistant": frozenset({"reasoning_content"})},
     "zai": {
@@ -64,9 +76,30 @@ EXTENSIONS: dict[str, dict[str, frozenset[str]]] = {
     },
     "openrouter": {
         "body": frozenset({"reasoning", "include_reasoning", "provider", "transforms", "models", "usage", "top_k"}),
-        "assistant": frozenset({"reasoning", "reasoning_details"}),
+        "assistant": frozenset({"reasoning", "reasoning_details", "annotations"}),
+        "part": frozenset({"cache_control"}),
+        "tool": frozenset({"cache_control"}),
     },
 }
+
+# The content-part types each provider documents, per role; a role missing
+# from a provider's table takes a string only.
+CONTENT: dict[str, dict[str, frozenset[str]]] = {
+    "openrouter": {
+        "system": frozenset({"text"}),
+        "user": frozenset({"text", "image_url", "file", "input_audio", "video_url", "input_video"}),
+        "tool": frozenset({"text", "image_url", "file", "input_audio", "video_url", "input_video"}),
+        "assistant": frozenset({"text"}),
+    },
+    "deepseek": {
+        "system": frozenset({"text"}),
+        "user": frozenset({"text", "image_url"}),
+        "tool": frozenset({"text"}),
+        "assistant": frozenset({"text"}),
+    },
+    "zai": {"user": frozenset({"text", "image_url", "video_url", "file_url"})},
+}
+CACHE_CONTROL_TTLS = ("5m", "1h")
 
 # Base path of each provider's documented base URL (the adapter's path is relative to it).
 BASE_PATHS = {"deepseek": "", "zai": "/api/paas/v4", "openrouter": "/api/v1"}
@@ -128,14 +161,60 @@ def _drain(value: Any) -> Any:
     return value
 
 
-def without_extensions(body: Mapping[str, Any], provider: str) -> dict[str, Any]:
-    """``body`` minus the provider's documented extensions (``EXTENSIONS``)."""
+_USER_PART = _strict(ChatCompletionContentPartParam)
+
+
+def _without(value: Any, fields: frozenset[str]) -> Any:
+    return {k: v for k, v in value.items() if k not in fields} if isinstance(value, Mapping) and fields else value
+
+
+def _sdk_content(message: Mapping[str, Any], provider: str, errors: list[str], where: str) -> Any:
+    """A message's content as the openai SDK's type sees it: text parts without
+    the provider's extension fields; parts OpenAI's type for the role has not
+    (Z.ai's file_url, OpenRouter's non-text tool-result parts) checked here
+    against the provider's documented shape and left out."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return content
+    ext = EXTENSIONS[provider].get("part", frozenset())
+    kept = []
+    for j, part in enumerate(content):
+        kind = part.get("type") if isinstance(part, Mapping) else None
+        if kind == "text":
+            kept.append(_without(part, ext))
+        elif provider == "zai" and kind in ("file_url", "video_url"):
+            inner = part.get(kind)
+            if set(part) != {"type", kind} or not isinstance(inner, Mapping) or set(inner) != {"url"}:
+                errors.append(f"{where}.content.{j}: expected {{'type': {kind!r}, {kind!r}: {{'url': ...}}}}")
+            elif not isinstance(inner["url"], str):
+                errors.append(f"{where}.content.{j}.{kind}.url: expected a string")
+        elif provider == "openrouter" and message.get("role") == "tool":
+            try:
+                _USER_PART.validate_python(part)
+            except pydantic_core.ValidationError as exc:
+                errors.append(f"{where}.content.{j}: {exc}")
+        else:
+            kept.append(part)
+    return kept or ""
+
+
+def without_extensions(body: Mapping[str, Any], provider: str, errors: list[str] | None = None) -> dict[str, Any]:
+    """``body`` minus the provider's documented extensions (``EXTENSIONS``), with
+    content parts OpenAI's types have not checked into ``errors``."""
     ext = EXTENSIONS[provider]
+    problems: list[str] = [] if errors is None else errors
     out = {k: v for k, v in body.items() if k not in ext["body"]}
-    out["messages"] = [
-        {k: v for k, v in m.items() if k not in ext["assistant"]} if m.get("role") == "assistant" else m
-        for m in body.get("messages", [])
-    ]
+    messages = []
+    for i, message in enumerate(body.get("messages", [])):
+        m = message
+        if isinstance(m, Mapping) and m.get("role") == "assistant":
+            m = {k: v for k, v in m.items() if k not in ext["assistant"]}
+        if isinstance(m, Mapping) and isinstance(m.get("content"), list):
+            m = {**m, "content": _sdk_content(m, provider, problems, f"messages.{i}")}
+        messages.append(m)
+    out["messages"] = messages
+    if "tools" in body and isinstance(body["tools"], list):
+        out["tools"] = [_without(t, ext.get("tool", frozenset())) for t in body["tools"]]
     return out
 
 
@@ -143,10 +222,41 @@ def sdk_request_errors(body: Mapping[str, Any], provider: str) -> str | None:
     """Why ``body`` does not validate against the openai SDK's request TypedDict
     (provider extensions removed), or None when it does."""
     validator = _STREAMING if body.get("stream") else _NON_STREAMING
+    errors: list[str] = []
     try:
-        _drain(validator.validate_python(without_extensions(body, provider)))
+        _drain(validator.validate_python(without_extensions(body, provider, errors)))
     except pydantic_core.ValidationError as exc:
-        return str(exc)
+        errors.append(str(exc))
+    return "; ".join(errors) or None
+
+
+def content_errors(body: Mapping[str, Any], provider: str) -> str | None:
+    """The first content part the provider does not document for its message's
+    role (``CONTENT``), or a cache mark it does not take, as the emulator's error."""
+    table = CONTENT[provider]
+    for i, message in enumerate(body.get("messages") or []):
+        role = message.get("role")
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        allowed = table.get(role)
+        if allowed is None:
+            return f"messages.{i}.content: a {role} message takes a string (emulator rule)"
+        kinds = [part.get("type") if isinstance(part, dict) else None for part in content]
+        for j, kind in enumerate(kinds):
+            if kind not in allowed:
+                return (
+                    f"messages.{i}.content.{j}: {provider} takes no {kind!r} part in a {role} message (emulator rule)"
+                )
+            mark = content[j].get("cache_control")
+            if mark is not None and not isinstance(mark, dict):
+                return f"messages.{i}.content.{j}.cache_control: expected an object (emulator rule)"
+            if mark is not None and (
+                mark.get("type") != "ephemeral" or mark.get("ttl", "5m") not in CACHE_CONTROL_TTLS
+            ):
+                return f"messages.{i}.content.{j}.cache_control: expected ephemeral, ttl 5m or 1h (emulator rule)"
+        if provider == "zai" and "file_url" in kinds and {"image_url", "video_url"} & set(kinds):
+            return f"messages.{i}.content: file_url cannot be passed with image_url or video_url (emulator rule)"
     return None
 
 
@@ -180,6 +290,7 @@ class Turn:
     reasoning: str | None = None
     tool_calls: Sequence[tuple[str, str, Mapping[str, Any]]] = ()
     encrypted: bool = False  # openrouter: add a reasoning.encrypted item after the text item
+    annotations: Sequence[Mapping[str, Any]] = ()  # openrouter: message.annotations (url citations)
 
 
 @dataclass
@@ -318,11 +429,15 @@ class ChatEmulator:
     def _check(self, body: Any) -> str | None:
         if not isinstance(body, dict):
             return "the body must be a JSON object"
+        messages = body.get("messages")
+        if isinstance(messages, list) and all(isinstance(m, dict) for m in messages):
+            problem = content_errors(body, self.provider)  # the provider's own content rules first
+            if problem is not None:
+                return problem
         errors = sdk_request_errors(body, self.provider)
         if errors is not None:
             return f"the body does not match the chat-completions schema: {errors}"
-        messages = body["messages"]
-        problem = _check_pairing(messages)
+        problem = _check_pairing(body["messages"])
         if problem is not None:
             return problem
         if self.provider == "deepseek":
@@ -398,6 +513,8 @@ class ChatEmulator:
             details = self._details(body, turn)
             if details:
                 message["reasoning_details"] = details
+            if turn.annotations:
+                message["annotations"] = [dict(a) for a in turn.annotations]
         elif turn.reasoning is not None:
             message["reasoning_content"] = turn.reasoning
         if turn.tool_calls:
@@ -499,6 +616,8 @@ class ChatEmulator:
                 yield chunk({"reasoning_content": piece, "content": None})
         for piece in _pieces(message.get("content") or ""):
             yield chunk({"content": piece})
+        if message.get("annotations"):
+            yield chunk({"annotations": message["annotations"]})
         for k, call in enumerate(message.get("tool_calls") or []):
             function = call["function"]
             start = {

@@ -3,7 +3,10 @@ thinkseal relies on, and answers with scripted replies.
 
 It checks what Ollama documents (``think`` values, with Ollama's own error
 text; ``"<model>" does not support thinking`` for a model configured as
-non-thinking; tool-call arguments as an object; ``format``; ``options``) and the
+non-thinking; tool-call arguments as an object; ``format``; ``options``;
+``images`` as a list of base64 strings, refused with the text of Go's base64
+decoder, which Ollama's JSON binding reports, not confirmed from Ollama's
+documentation) and the
 tool pairing thinkseal promises (each tool result answers a call of the turn
 before it, by ``tool_name``, and every call is answered before the conversation
 goes on). Wording not quoted from Ollama is the emulator's own.
@@ -17,7 +20,9 @@ the Mistral emulator and tests.
 
 from __future__ import annotations
 
+import base64
 import json
+import string
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -214,6 +219,7 @@ def _check_messages(messages: list[Any]) -> None:
         for key in ("content", "thinking", "tool_name"):
             if key in message and not isinstance(message[key], str):
                 raise _reject(f"messages[{i}].{key} must be a string")
+        _check_images(message.get("images"), i)
         if role == "tool":
             name = message.get("tool_name")
             if name not in open_calls:
@@ -228,6 +234,24 @@ def _check_messages(messages: list[Any]) -> None:
             open_calls = [_check_call(c, f"messages[{i}].tool_calls[{j}]") for j, c in enumerate(_calls(message))]
     if open_calls:
         raise _reject(f"the calls {open_calls} of the last assistant turn have no result")
+
+
+_BASE64 = frozenset(string.ascii_letters + string.digits + "+/=")
+
+
+def _check_images(images: Any, i: int) -> None:
+    """``images``: base64 strings (Ollama decodes them as Go ``[]byte``)."""
+    if images is None:
+        return
+    if not isinstance(images, list) or not all(isinstance(x, str) for x in images):
+        raise _reject(f"messages[{i}].images must be a list of base64 strings")
+    for image in images:
+        bad = next((n for n, c in enumerate(image) if c not in _BASE64), None)
+        if bad is None and len(image) % 4:
+            bad = len(image) - len(image) % 4
+        if bad is not None:
+            raise _reject(f"illegal base64 data at input byte {bad}")
+        base64.b64decode(image, validate=True)
 
 
 def _calls(message: dict[str, Any]) -> list[Any]:
