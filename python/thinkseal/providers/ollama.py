@@ -199,6 +199,9 @@ WRITER = Parts("ollama")
 
 
 def _assistant_wire(message: AssistantMessage) -> dict[str, Any]:
+    for k, part in enumerate(message.parts):
+        if isinstance(part, Native) and part.provider == Adapter.id:  # never silently dropped
+            WRITER.native(part, f"AssistantMessage.parts[{k}]")
     wire: dict[str, Any] = {"role": "assistant", "content": message.content}
     thinking = message.thinking_text
     if thinking:
