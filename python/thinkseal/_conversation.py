@@ -83,6 +83,7 @@ class Conversation(Frozen):
         "_messages",
         "_replay",
         "_rf_jcs",
+        "_system_messages",
         "_systems",
         "response_format",
         "tools",
@@ -92,6 +93,7 @@ class Conversation(Frozen):
     _log: MessageLog
     _len: int
     _rf_jcs: bytes | None
+    _system_messages: tuple[SystemMessage, ...]
     _systems: tuple[str, ...]
     _context: bytes | None
     _messages: tuple[Message, ...] | None
@@ -114,18 +116,19 @@ class Conversation(Frozen):
         tools: tuple[Tool, ...],
         rf: Mapping[str, Any] | None,
         rf_jcs: bytes | None,
-        systems: tuple[str, ...] | None,
+        systems: tuple[SystemMessage, ...] | None,
         replay: ReplayCaches,
     ) -> None:
         if systems is None:
-            systems = tuple(m.text for m in log.items[:length] if isinstance(m, SystemMessage))
+            systems = tuple(m for m in log.items[:length] if isinstance(m, SystemMessage))
         self._init(
             _log=log,
             _len=length,
             tools=tools,
             response_format=rf,
             _rf_jcs=rf_jcs,
-            _systems=systems,
+            _system_messages=systems,
+            _systems=tuple(m.text for m in systems),
             _context=None,
             _messages=None,
             _replay=replay,
@@ -193,7 +196,7 @@ class Conversation(Frozen):
                 log.items.extend(new)
             else:  # another conversation already appended to this prefix: branch
                 log = MessageLog(log.items[: self._len] + new)
-        new_systems = tuple(m.text for m in new if isinstance(m, SystemMessage))
+        new_systems = tuple(m for m in new if isinstance(m, SystemMessage))
         child = Conversation.__new__(Conversation)
         child._setup(
             log,
@@ -201,7 +204,7 @@ class Conversation(Frozen):
             self.tools,
             self.response_format,
             self._rf_jcs,
-            self._systems + new_systems,
+            self._system_messages + new_systems,
             {} if new_systems else self._replay.copy(),
         )
         if not new_systems:
@@ -232,19 +235,21 @@ class Conversation(Frozen):
 
     def with_tools(self, tools: Sequence[Tool]) -> Conversation:
         child = Conversation.__new__(Conversation)
-        child._setup(self._log, self._len, _check_tools(tools), self.response_format, self._rf_jcs, self._systems, {})
+        child._setup(
+            self._log, self._len, _check_tools(tools), self.response_format, self._rf_jcs, self._system_messages, {}
+        )
         return child
 
     def with_response_format(self, response_format: Mapping[str, object] | None) -> Conversation:
         rf, rf_jcs = _check_response_format(response_format)
         child = Conversation.__new__(Conversation)
-        child._setup(self._log, self._len, self.tools, rf, rf_jcs, self._systems, {})
+        child._setup(self._log, self._len, self.tools, rf, rf_jcs, self._system_messages, {})
         return child
 
     @property
     def system_messages(self) -> tuple[SystemMessage, ...]:
         """Every system message, in order (with their cache breakpoints)."""
-        return tuple(m for m in self if isinstance(m, SystemMessage))
+        return self._system_messages
 
     @property
     def system_prompts(self) -> tuple[str, ...]:

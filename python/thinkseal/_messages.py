@@ -162,11 +162,7 @@ class _ContentMessage(Message):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Message):
             return NotImplemented
-        return (
-            type(self) is type(other)
-            and self.digest == other.digest
-            and self._breakpoints == other._breakpoints
-        )
+        return type(self) is type(other) and self.digest == other.digest and self._breakpoints == other._breakpoints
 
     __hash__ = Message.__hash__
 
