@@ -29,6 +29,7 @@ import thinkseal
 from thinkseal import (
     AssistantMessage,
     Conversation,
+    Native,
     Origin,
     ReplayError,
     ResponseError,
@@ -754,7 +755,7 @@ MALFORMED = [
     (["output", "message"], [], "$.output.message"),
     (["output", "message", "role"], "user", "$.output.message.role"),
     (C, {"text": "x"}, W),
-    ([*C, 1], {"image": {"format": "png"}}, f"{W}[1]"),
+    ([*C, 1], {"image": None}, f"{W}[1]"),
     ([*C, 1], {"text": "x", "toolUse": {}}, f"{W}[1]"),
     ([*C, 1, "text"], 3, f"{W}[1].text"),
     ([*C, 0, "reasoningContent", "reasoningText", "text"], KeyError, f"{W}[0].reasoningContent.reasoningText.text"),
@@ -836,7 +837,7 @@ def test_malformed_and_truncated_streams_raise() -> None:
     bad.insert(5, {"modelStreamErrorException": {"message": "Model stream error", "originalStatusCode": 500}})
     cases.append((bad, "$.modelStreamErrorException", "Model stream error"))
     bad = copy.deepcopy(events)
-    bad[8]["contentBlockStart"]["start"] = {"image": {"format": "png"}}
+    bad[8]["contentBlockStart"]["start"] = {"toolUse": None}
     cases.append((bad, "$.contentBlockStart.start", "unknown content block start"))
     bad = copy.deepcopy(events)
     bad[6]["contentBlockDelta"]["delta"] = {"reasoningContent": {"text": "x"}}
@@ -867,8 +868,18 @@ def test_stream_extras_ignored_and_unsigned_stream_not_sealed() -> None:
     events = _events()
     noisy = [*copy.deepcopy(events[:3]), {"somethingNew": {"x": 1}}, *copy.deepcopy(events[3:])]
     noisy[1]["contentBlockDelta"]["p"] = "abcdefg"  # Bedrock's padding field
-    noisy.insert(6, {"contentBlockDelta": {"contentBlockIndex": 1, "delta": {"citation": {"title": "t"}}}})
     assert _feed(noisy) == _feed(events)
+    # A citation delta is kept: its text block becomes a citationsContent native block.
+    cited = copy.deepcopy(events)
+    cited.insert(6, {"contentBlockDelta": {"contentBlockIndex": 1, "delta": {"citation": {"title": "t"}}}})
+    reply = _feed(cited)
+    assert reply.content == _feed(events).content
+    native = reply.parts[1]
+    assert isinstance(native, Native)
+    assert native.provider == "bedrock"
+    assert native.value == {
+        "citationsContent": {"citations": [{"title": "t"}], "content": [{"text": "Let me check the weather."}]}
+    }
     unsigned = [
         e
         for e in events

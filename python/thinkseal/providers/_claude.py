@@ -14,34 +14,53 @@ likewise for streamed replies.
   wire. Claude takes signed thinking (also with empty text) and redacted
   blocks, in the order received; never unsigned text (foreign reasoning shown
   as thinking gets rejected or leaks), never another provider's opaque data,
-  never an empty text block (a 400). ``plan_turns`` groups the as-sent
-  messages into wire turns: every run of tool results and user text between
-  two assistant turns becomes ONE user turn, tool results first in call order
-  (Claude requires each ``tool_use`` to be answered in the very next user
-  turn, results before any text).
+  never a text block that is empty or only white space (a 400: Claude itself
+  returns "\n\n" before a thinking block under adaptive thinking), and
+  another provider's native block only as its text. ``plan_turns`` groups the
+  as-sent messages into wire turns: every run of tool results and user text
+  between two assistant turns becomes ONE user turn, tool results first in
+  call order (Claude requires each ``tool_use`` to be answered in the very
+  next user turn, results before any text).
+- Content parts: text, images, documents and the provider's own native blocks
+  become blocks (``Wire.content_of``); another provider's native block goes
+  out as its text, or not at all. A cache breakpoint marks the block before it
+  (each adapter spells the mark); at most ``MAX_BREAKPOINTS`` per request,
+  counted once per settled wire message (``MarkTally``). A part the provider
+  cannot take raises ``ValidationError`` at its path in the conversation.
 - Tool loops: with thinking on, the assistant turn a tool loop continues must
   go out starting with its thinking, or Claude answers 400 ("Expected
   `thinking` or `redacted_thinking`, but found `tool_use`");
   ``check_tool_loop`` raises ``ReplayError`` before sending, unless the caller
-  opted into ``block_binding.prefix_mismatch_behavior = "drop_block"``.
+  opted into ``block_binding.prefix_mismatch_behavior = "drop_block"``. Under
+  adaptive thinking Claude may answer a tool step without thinking; such a
+  turn (received with no sealed thinking) goes back as it came.
 - Replies: a thinking block with neither text nor signature carries nothing
-  and is not kept; every failure is a ``ResponseError`` at its JSON path.
+  and is not kept; a block of a type the adapter does not know becomes a
+  ``Native`` part in its place (``native_part``); every failure is a
+  ``ResponseError`` at its JSON path. ``Stream`` keeps the metadata
+  (``info``) and what arrived so far (``partial``) of a streamed reply.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Final, Generic, TypeVar
+import json
+import threading
+from bisect import bisect_right, insort
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import islice
+from typing import Any, ClassVar, Final, Generic, TypeAlias, TypeVar
 
 from .._blocks import ThinkingBlock
+from .._content import CacheBreakpoint, ContentPart, Document, Image, Native
 from .._conversation import Conversation
 from .._errors import ReplayError, ResponseError, ValidationError
 from .._messages import AssistantMessage, Message, Part, SystemMessage, ToolCall, ToolMessage, UserMessage
 from .._replay import Reason, Replay, reason_of
+from .._reply import ReplyInfo, Usage
 from ._base import StreamParser
 from ._options import response_format
-from ._response import Node, wrap_errors
-from ._wire import fragment, message_of_blocks, wire_messages
+from ._response import Node, parse_arguments, wrap_errors
+from ._wire import cached, dumps, fragment, message_of_blocks, wire_messages
 
 THINKING_TYPES: Final[tuple[str, ...]] = ("enabled", "disabled", "adaptive", "between_tools")
 # The options Claude's thinking rules read, by their names in Anthropic's API.
@@ -212,15 +231,20 @@ def check_betas(value: object, path: str) -> list[str]:
 # -- turns -------------------------------------------------------------------
 
 
-def wire_parts(message: AssistantMessage) -> list[Part]:
-    """The parts of an as-sent turn that go to Claude, in order: text (not
-    empty), tool calls, signed thinking and redacted blocks. The turn is either
-    kept (sealed, replayed part by part) or already unsealed, in which case its
+def wire_parts(message: AssistantMessage, provider: str) -> list[Part]:
+    """The parts of an as-sent turn that go to Claude through ``provider``'s
+    adapter, in order: text (not blank), tool calls, signed thinking, redacted
+    blocks and ``provider``'s own native blocks; another provider's native
+    block goes as its text (a ``str``), if it has any. The turn is either kept
+    (sealed, replayed part by part) or already unsealed, in which case its
     thinking is unsigned text and is left out."""
     out: list[Part] = []
     for part in message.parts:
         if isinstance(part, str):
-            if part:
+            # Blank text is a 400 ("text content blocks must contain
+            # non-whitespace text"); Claude returns "\n\n" before a thinking
+            # block under adaptive thinking. The fingerprint keeps it.
+            if part.strip():
                 out.append(part)
         elif isinstance(part, ToolCall):
             out.append(part)
@@ -229,22 +253,23 @@ def wire_parts(message: AssistantMessage) -> list[Part]:
                 out.append(part)
         elif isinstance(part, ThinkingBlock.Redacted):
             out.append(part)
+        elif isinstance(part, Native):
+            if part.provider == provider:
+                out.append(part)
+            elif part.text is not None and part.text.strip():
+                out.append(part.text)
         # ThinkingBlock.Opaque belongs to another provider: never sent to Claude.
     return out
 
 
-def goes_out(message: AssistantMessage) -> bool:
-    """Whether an as-sent assistant turn is put on the wire at all: a turn with
-    no text and no tool calls (thinking alone, or nothing) would be an empty or
-    thinking-only assistant message, which Claude rejects; it is left out and
-    the user turns around it merge."""
-    return message.is_well_formed
-
-
-def plan_turns(sent: Sequence[Message]) -> list[tuple[str, list[Message]]]:
+def plan_turns(
+    sent: Sequence[Message], goes_out: Callable[[AssistantMessage], bool]
+) -> list[tuple[str, list[Message]]]:
     """The as-sent messages laid out as Claude turns: ("user", [ToolMessage...,
     UserMessage...]) or ("assistant", [message]). System messages are not
-    turns (each adapter puts them in its top-level system field)."""
+    turns (each adapter puts them in its top-level system field); an assistant
+    turn for which ``goes_out`` is false is left out and the user turns around
+    it merge."""
     turns: list[tuple[str, list[Message]]] = []
     run: list[Message] = []
     call_order: dict[str, int] = {}
@@ -276,8 +301,8 @@ def plan_turns(sent: Sequence[Message]) -> list[tuple[str, list[Message]]]:
     return turns
 
 
-def leading_thinking(message: AssistantMessage) -> bool:
-    parts = wire_parts(message)
+def leading_thinking(message: AssistantMessage, provider: str) -> bool:
+    parts = wire_parts(message, provider)
     return bool(parts) and isinstance(parts[0], ThinkingBlock)
 
 
@@ -286,12 +311,18 @@ def check_tool_loop(
     replay: Replay,
     thinking: ThinkingSettings,
     *,
+    key: str,
     provider: str,
     opt_in_path: str,
 ) -> None:
     """Raise ``ReplayError`` when this request continues a tool loop whose
     assistant turn would go out without its leading thinking block while
-    thinking is on, unless the caller opted into ``drop_block``."""
+    thinking is on, unless the caller opted into ``drop_block``. ``key`` is the
+    adapter's provider id, ``provider`` its name in the message.
+
+    Under adaptive thinking Claude may answer a tool step without thinking,
+    and takes that turn back as it came: only a turn received with sealed
+    thinking that cannot go out is an error then."""
     if not thinking.active or thinking.drop_block:
         return
     index = len(conversation) - 1
@@ -301,8 +332,12 @@ def check_tool_loop(
         return
     turn = replay.sent(index)
     assert isinstance(turn, AssistantMessage)
-    if not turn.tool_calls or leading_thinking(turn):
+    if not turn.tool_calls or leading_thinking(turn, key):
         return  # no tool results go out for it (all stray), or it is fine
+    original = conversation[index]
+    assert isinstance(original, AssistantMessage)
+    if thinking.type == "adaptive" and not original.has_sealed_thinking:
+        return  # answered without thinking: it goes back as it came
     reason = reason_of(replay.code(index))
     if reason is Reason.KEPT:  # sealed, but its first block is not thinking
         reason = Reason.NO_SEALED_THINKING
@@ -330,6 +365,66 @@ _REASON_TEXT: Final[Mapping[Reason, str]] = {
 }
 
 
+# -- content parts ---------------------------------------------------------------------
+
+# Claude's limit on cache breakpoints in one request (system, tools and messages together).
+MAX_BREAKPOINTS: Final[int] = 4
+
+# A cache breakpoint as laid out by ``Wire.content_of``: (index of the block it marks, ttl).
+Mark: TypeAlias = tuple[int, str | None]
+
+
+class Refused(ValidationError):
+    """A part (``part``, its ``field``) or a whole message the provider cannot
+    take, raised while a message's wire form is built (where its position in
+    the conversation is not known); ``Wire.messages`` re-raises it at its path."""
+
+    def __init__(self, reason: str, *, field: str | None = None, part: object = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.field = field
+        self.part = part
+
+
+def located(conversation: Conversation, err: Refused) -> ValidationError:
+    """``err`` as a ``ValidationError`` at the path of its part in the
+    conversation (found by identity: a stray tool result goes out as a new
+    user message holding the very same part objects)."""
+    for i, message in enumerate(conversation):
+        if not isinstance(message, (UserMessage, ToolMessage, SystemMessage)):
+            continue
+        for j, part in enumerate(message.parts):
+            if part is err.part:
+                where = f"Conversation.messages[{i}].content"
+                path = f"{where}[{j}].{err.field}" if err.field else where
+                return ValidationError(f"{path}: {err.reason}", path=path)
+    return ValidationError(err.reason, path="Conversation.messages")
+
+
+class MarkTally:
+    """The cache marks in the leading wire messages of one message log, counted
+    once: a request after k new messages counts the marks of those k only (the
+    settled wire messages are shared between requests, ``providers/_wire.py``).
+    ``known`` maps a count of leading wire messages to the marks in them."""
+
+    __slots__ = ("keys", "known", "lock")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.keys: list[int] = [0]
+        self.known: dict[int, int] = {0: 0}
+
+    def count(self, turns: Sequence[Any], upto: int, marks_in: Callable[[Any], int]) -> int:
+        """The marks in ``turns[:upto]``, which must be the log's settled wire messages."""
+        with self.lock:
+            start = self.keys[bisect_right(self.keys, upto) - 1]
+            total = self.known[start] + sum(map(marks_in, islice(turns, start, upto)))
+            if upto not in self.known:
+                insort(self.keys, upto)
+                self.known[upto] = total
+            return total
+
+
 # -- replies -------------------------------------------------------------------
 
 
@@ -348,6 +443,19 @@ def redacted(data: str, path: str) -> ThinkingBlock:
         raise wrap_errors(path, err) from None
 
 
+def native_part(provider: str, block: Mapping[str, Any], path: str, text: str | None = None) -> Native:
+    """A response block kept as ``provider``'s own: compact JSON with sorted
+    keys, so the HTTP JSON, the SDK's ``model_dump()`` and a streamed block give
+    the same part; members that are null at the block's top level are left out
+    (``model_dump()`` writes every absent optional member as null)."""
+    value = {k: v for k, v in block.items() if v is not None}
+    try:
+        data = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
+        return Native(provider, data, text)
+    except (TypeError, ValueError, RecursionError) as err:
+        raise ResponseError(f"block is not JSON: {err}", path=path) from None
+
+
 def reply_of(parts: list[Part], path: str) -> AssistantMessage:
     """The reply made of ``parts``; ``path`` is the response's content path."""
     try:
@@ -360,6 +468,20 @@ def provider_error(kind: str, detail: object, path: str) -> ResponseError:
     """An error the provider reported (in a reply or mid-stream) as a ``ResponseError``."""
     message = detail.get("message", "") if isinstance(detail, Mapping) else str(detail)
     return ResponseError(f"provider error {kind}: {message}", path=path)
+
+
+def read_counts(node: Node | None, names: Mapping[str, str], into: dict[str, int | None]) -> None:
+    """The token counts of a usage object into ``into`` (a ``Usage`` field ->
+    count map): ``names`` maps each field to the provider's member; a member
+    that is absent or null leaves the field as it is."""
+    if node is None:
+        return
+    for field, member in names.items():
+        value = node.opt(member, int)
+        if value is not None:
+            if value < 0:
+                raise ResponseError("expected a non-negative integer", path=f"{node.path}.{member}")
+            into[field] = value
 
 
 # -- the wire ----------------------------------------------------------------------
@@ -384,6 +506,26 @@ class Wire:
     def text_block(self, text: str) -> dict[str, Any]:
         raise NotImplementedError
 
+    def image_block(self, image: Image) -> dict[str, Any]:
+        """An image as a content block (``Refused`` where the provider cannot take it)."""
+        raise NotImplementedError
+
+    def document_block(self, document: Document) -> dict[str, Any]:
+        """A document as a content block (``Refused`` where the provider cannot take it)."""
+        raise NotImplementedError
+
+    def marked(self, blocks: list[dict[str, Any]], marks: Sequence[Mark]) -> list[dict[str, Any]]:
+        """``blocks`` with the cache breakpoints ``marks`` in the provider's spelling."""
+        raise NotImplementedError
+
+    def marks_in(self, blocks: Iterable[Any]) -> int:
+        """The cache breakpoints among wire ``blocks`` (nested ones included)."""
+        raise NotImplementedError
+
+    def too_many_marks(self, count: int) -> ValidationError:
+        """The error for a request with more than ``MAX_BREAKPOINTS`` breakpoints."""
+        raise NotImplementedError
+
     def tool_use_block(self, call: ToolCall) -> dict[str, Any]:
         raise NotImplementedError
 
@@ -393,7 +535,11 @@ class Wire:
     def redacted_wire(self, block: ThinkingBlock.Redacted) -> dict[str, Any]:
         raise NotImplementedError
 
-    def tool_result_block(self, message: ToolMessage) -> dict[str, Any]:
+    def tool_result_blocks(
+        self, message: ToolMessage, blocks: list[dict[str, Any]], marks: Sequence[Mark]
+    ) -> list[dict[str, Any]]:
+        """A tool result, its content laid out as ``blocks`` and ``marks``, as
+        the block(s) of a user turn."""
         raise NotImplementedError
 
     def forces_tool(self, choice: object) -> bool:
@@ -443,23 +589,61 @@ class Wire:
 
     def messages(
         self, conversation: Conversation, replay: Replay, thinking: ThinkingSettings
-    ) -> tuple[list[Any], list[bytes]]:
-        """The wire turns of the request and their bytes, once the tool loop is
-        known to be sendable."""
+    ) -> tuple[list[Any], list[bytes], int]:
+        """The wire turns of the request, their bytes and the cache breakpoints
+        in them, once the tool loop is known to be sendable."""
         check_tool_loop(
             conversation,
             replay,
             thinking,
+            key=self.key,
             provider=self.name,
             opt_in_path=f"{self.paths['thinking']}.block_binding",
         )
-        return wire_messages(replay, self.key, self.turns, goes_out)
+        tails: list[int] = []
+
+        def segment(sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
+            values, encoded = self.turns(sent)
+            tails.append(len(values))
+            return values, encoded
+
+        try:
+            turns, encoded = wire_messages(replay, self.key, segment, self.goes_out)
+        except Refused as err:
+            raise located(conversation, err) from None
+        # The last segment built is the tail; the wire messages before it are the
+        # log's shared, settled ones, whose marks are counted once.
+        settled = len(turns) - tails[-1]
+        tally = replay.slot(f"{self.key}:marks", MarkTally)
+        marks = tally.count(turns, settled, self.turn_marks)
+        marks += sum(map(self.turn_marks, islice(turns, settled, None)))
+        return turns, encoded, marks
+
+    def check_marks(self, count: int) -> None:
+        """Refuse a request with more cache breakpoints than Claude takes."""
+        if count > MAX_BREAKPOINTS:
+            raise self.too_many_marks(count)
+
+    def turn_marks(self, turn: Mapping[str, Any]) -> int:
+        content = turn["content"]
+        return 0 if isinstance(content, str) else self.marks_in(content)
+
+    def goes_out(self, message: AssistantMessage) -> bool:
+        """Whether an as-sent assistant turn is put on the wire at all: a turn
+        with no text, tool call or native block of this provider (thinking
+        alone, or nothing) would be an empty or thinking-only assistant message,
+        which Claude rejects; it is left out and the user turns around it merge."""
+        return any(not isinstance(p, ThinkingBlock) for p in self.sent_parts(message))
+
+    def sent_parts(self, message: AssistantMessage) -> list[Part]:
+        """``wire_parts`` of an as-sent turn for this provider (computed once per turn)."""
+        return cached(message, f"{self.key}:parts", lambda: wire_parts(message, self.key))
 
     def turns(self, sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
         """The wire turns of a run of as-sent messages (see ``wire_messages``)."""
         turns: list[Any] = []
         encoded: list[bytes] = []
-        for role, group in plan_turns(sent):
+        for role, group in plan_turns(sent, self.goes_out):
             value, raw = self.assistant_turn(group[0]) if role == "assistant" else self.user_turn(group)  # type: ignore[arg-type]
             turns.append(value)
             encoded.append(raw)
@@ -470,7 +654,7 @@ class Wire:
 
     def assistant_blocks(self, message: AssistantMessage) -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = []
-        for part in wire_parts(message):
+        for part in self.sent_parts(message):
             if isinstance(part, str):
                 blocks.append(self.text_block(part))
             elif isinstance(part, ToolCall):
@@ -479,22 +663,79 @@ class Wire:
                 blocks.append(self.thinking_wire(part))
             elif isinstance(part, ThinkingBlock.Redacted):
                 blocks.append(self.redacted_wire(part))
+            elif isinstance(part, Native):
+                blocks.append(part.value)
         return blocks
 
     def user_turn(self, group: list[Message]) -> tuple[Any, bytes]:
         """One user turn: the tool results, then the user text, of a run."""
-        return message_of_blocks("user", [self.user_fragment(m) for m in group])
+        return message_of_blocks("user", [block for m in group for block in self.user_fragments(m)])
 
-    def user_fragment(self, message: Message) -> tuple[Any, bytes]:
-        """A tool result or user text as one block of a user turn (cached)."""
+    def user_fragments(self, message: Message) -> list[tuple[Any, bytes]]:
+        """A tool result or user message as blocks of a user turn (cached)."""
 
-        def build() -> dict[str, Any]:
+        def build() -> list[tuple[Any, bytes]]:
+            blocks, marks = self.content_of(message.parts)  # type: ignore[attr-defined]
+            if not blocks:
+                raise self.nothing_to_send(message)
             if isinstance(message, ToolMessage):
-                return self.tool_result_block(message)
-            assert isinstance(message, UserMessage)
-            return self.text_block(message.content)
+                out = self.tool_result_blocks(message, blocks, marks)
+            else:
+                out = self.marked(blocks, marks)
+            return [(block, dumps(block)) for block in out]
 
-        return fragment(message, f"{self.key}:block", build)
+        return cached(message, f"{self.key}:blocks", build)
+
+    def nothing_to_send(self, message: Message) -> Refused:
+        parts = [p for p in message.parts if not isinstance(p, CacheBreakpoint)]  # type: ignore[attr-defined]
+        return Refused(
+            f"nothing in this message goes to {self.key} (another provider's native blocks without text)",
+            part=parts[0] if parts else None,
+        )
+
+    def content_of(self, parts: Sequence[ContentPart]) -> tuple[list[dict[str, Any]], list[Mark]]:
+        """Content parts as blocks, and the cache breakpoints among them (a
+        breakpoint with no new block before it since the last one marks nothing)."""
+        blocks: list[dict[str, Any]] = []
+        marks: list[Mark] = []
+        for part in parts:
+            if isinstance(part, CacheBreakpoint):
+                if blocks and (not marks or marks[-1][0] != len(blocks) - 1):
+                    marks.append((len(blocks) - 1, part.ttl))
+                continue
+            try:
+                block = self.part_block(part)
+            except Refused as err:
+                err.part = part
+                raise
+            if block is not None:
+                blocks.append(block)
+        return blocks, marks
+
+    def part_block(self, part: ContentPart) -> dict[str, Any] | None:
+        if isinstance(part, str):
+            return self.text_block(part)
+        if isinstance(part, Image):
+            return self.image_block(part)
+        if isinstance(part, Document):
+            return self.document_block(part)
+        if isinstance(part, Native):
+            if part.provider == self.key:
+                return part.value
+            if part.text is not None and part.text.strip():
+                return self.text_block(part.text)
+        return None  # another provider's native block without text
+
+    def system_blocks(self, systems: Sequence[SystemMessage]) -> list[dict[str, Any]]:
+        """The system messages as one list of blocks: a text block for plain
+        text content, a block per part (breakpoints marked) for parts."""
+        blocks: list[dict[str, Any]] = []
+        for message in systems:
+            if isinstance(message.content, str):
+                blocks.append(self.text_block(message.content))
+            else:
+                blocks.extend(self.marked(*self.content_of(message.parts)))
+        return blocks
 
     # -- response ------------------------------------------------------------------
 
@@ -525,24 +766,30 @@ class Wire:
 
 
 class StreamBlock:
-    """One content block being streamed (the fields both wires have)."""
+    """One content block being streamed (the fields both wires have). Text
+    arrives in pieces, joined once at the end."""
 
-    __slots__ = ("id", "kind", "name", "signature", "stopped", "text")
+    __slots__ = ("id", "kind", "name", "pieces", "signature", "stopped")
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
-        self.text = ""
+        self.pieces: list[str] = []
         self.signature = ""
         self.id = ""
         self.name = ""
         self.stopped = False
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
 
 
 B = TypeVar("B", bound=StreamBlock)
 
 
 class Stream(StreamParser, Generic[B]):
-    """A streamed reply: its blocks by index, between a start and a stop event."""
+    """A streamed reply: its blocks by index, between a start and a stop event,
+    and its metadata as it arrives."""
 
     start_event: ClassVar[str]
     stop_event: ClassVar[str]
@@ -552,9 +799,18 @@ class Stream(StreamParser, Generic[B]):
         self._started = False
         self._stopped = False
         self._blocks: dict[int, B] = {}
+        self._stop_reason: str | None = None
+        self._usage: dict[str, int | None] = {}
+        self._id: str | None = None
+        self._model: str | None = None
 
     def part(self, block: B, path: str) -> Part | None:
         """The part a finished block stands for (None: nothing to keep)."""
+        raise NotImplementedError
+
+    def partial_part(self, block: B) -> Part | None:
+        """What a block that may not have finished shows of the answer: its
+        text, or its tool call once the arguments are complete JSON."""
         raise NotImplementedError
 
     def finish(self) -> AssistantMessage:
@@ -563,6 +819,33 @@ class Stream(StreamParser, Generic[B]):
         if not self._stopped:
             raise ResponseError(f"stream ended before {self.stop_event} (truncated)", path="$")
         return reply_of(finished_parts(self._blocks, self.content_path, self.part), self.content_path)
+
+    def info(self) -> ReplyInfo:
+        return ReplyInfo(self._stop_reason, Usage(**self._usage), self._id, self._model)
+
+    def partial(self) -> AssistantMessage | None:
+        parts: list[Part] = []
+        for index in sorted(self._blocks):
+            try:
+                part = self.partial_part(self._blocks[index])
+            except (ResponseError, ValidationError):
+                part = None  # not complete yet
+            if part is not None and (not isinstance(part, str) or part):
+                parts.append(part)
+        if not parts:
+            return None
+        return AssistantMessage.from_parts(parts)
+
+
+def complete_call(block: StreamBlock, raw: str, start: Mapping[str, Any], tool_call: Callable[..., ToolCall]) -> Part:
+    """A streamed tool call whose arguments are complete (``ResponseError`` while they are not)."""
+    if raw.strip():
+        arguments = parse_arguments(raw, "$")
+    elif block.stopped:
+        arguments = dict(start)
+    else:
+        raise ResponseError("arguments not complete", path="$")
+    return tool_call(block.id, block.name, arguments, "$")
 
 
 def finished_parts(blocks: Mapping[int, B], path: str, part_of: Callable[[B, str], Part | None]) -> list[Part]:

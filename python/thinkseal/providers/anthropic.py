@@ -7,20 +7,34 @@ What Anthropic requires, and what thinkseal does about it:
   (the ``betas`` option, as in the official SDK, plus the binding-controls beta
   whenever ``thinking.block_binding`` is set).
 - System messages, wherever they stand, go to the top-level ``system`` field in
-  order (a string for one, a list of text blocks for several).
+  order (a string for one plain-text message, else a list of text blocks).
 - Each ``tool_use`` must be answered by a ``tool_result`` in the very next user
   turn: unanswered calls are not sent (which unseals that turn), a result that
   answers no call goes out as user text naming the call id, and every run of
   tool results and user text becomes ONE user turn, results first in call
   order (``is_error`` -> ``tool_result.is_error``).
+- Content parts: text blocks; ``Image`` -> ``image`` with a ``base64`` or
+  ``url`` source; ``Document`` -> ``document`` with a ``base64`` PDF, ``url``
+  or ``text`` (text/plain) source, its ``title`` and ``citations:
+  {"enabled": true}``; a tool result's content is a string when it is one
+  text, else a list of text, image and document blocks. ``Native("anthropic",
+  ...)`` goes out verbatim; another provider's native block as its text, or not
+  at all.
+- Cache breakpoints: ``cache_control: {"type": "ephemeral"}`` (with the
+  breakpoint's ``ttl``, "5m" or "1h", when it has one) on the block before it:
+  a system text block, a tool definition (``Tool(cache=...)``), any block of a
+  user message or tool result (a plain-text message becomes a list of one text
+  block). Anthropic takes at most 4 in a request: more raise
+  ``ValidationError`` in its wording.
 - Thinking goes back as ``thinking {thinking, signature}`` (also with empty
   text) and ``redacted_thinking {data}``, only for turns the replay decision
   keeps, part by part in the order received (interleaved thinking, text and
   tool_use stay interleaved). Unsigned thinking text and other providers'
-  opaque blocks are never sent; empty text blocks are left out (a 400).
-- An assistant turn with no text and no tool calls (thinking alone) is left out
-  (Claude rejects empty and thinking-only assistant messages); the user turns
-  around it merge.
+  opaque blocks are never sent; empty or white-space-only text blocks are left
+  out (a 400).
+- An assistant turn with no text, no tool calls and no native block (thinking
+  alone) is left out (Claude rejects empty and thinking-only assistant
+  messages); the user turns around it merge.
 - Thinking options are checked with Anthropic's own wording: budget_tokens
   >= 1024 and < max_tokens (unless the interleaved-thinking beta is on);
   temperature only 1, no top_k, top_p in [0.95, 1] and no forced tool_choice
@@ -29,32 +43,45 @@ What Anthropic requires, and what thinkseal does about it:
   out starting with its thinking: ``prepare`` raises ``ReplayError`` when it
   would not (edited, pruned or re-targeted history), unless the caller set
   ``thinking.block_binding = {"prefix_mismatch_behavior": "drop_block"}``.
+  Under adaptive thinking a tool step Claude answered without thinking goes
+  back as it came.
 - ``response_format`` json_schema -> ``output_config.format`` (Anthropic's
   native structured output); ``json_object`` has no native equivalent and
   raises ``ValidationError``.
 - What Anthropic and Bedrock share (Claude's rules) is in ``_claude``; this
   module is Anthropic's spelling of it.
+- Replies: ``stop_reason``, ``usage`` (``input_tokens``, ``output_tokens``,
+  ``cache_read_input_tokens``, ``cache_creation_input_tokens``,
+  ``output_tokens_details.thinking_tokens``), ``id`` and ``model``. A content
+  block of a type thinkseal does not read (server tool use and results,
+  container uploads, anything newer) is kept in its place as
+  ``Native("anthropic", block)``; a text block with citations as
+  ``Native("anthropic", block, text=its text)``.
 - ``stream=True`` -> ``"stream": true``; ``req.stream()`` reads the SSE events'
   data objects (``thinking_delta`` concatenates, ``signature_delta`` replaces,
-  ``input_json_delta`` is parsed at the block's stop); a stream without
+  ``input_json_delta`` is parsed at the block's stop, ``citations_delta``
+  appends) into the same message as the reply received whole, and returns
+  ``TextDelta``, ``ThinkingDelta`` and ``ToolCallDelta``; a stream without
   ``message_stop`` is truncated (``ResponseError``). Unknown event types are
-  ignored, as Anthropic's versioning policy asks; unknown content block types
-  are an error.
+  ignored, as Anthropic's versioning policy asks.
 - A thinking block whose text and signature are both empty carries nothing and
   is not kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import base64
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final
 
 from .._blocks import ThinkingBlock
+from .._content import Document, Image
 from .._conversation import Conversation
 from .._errors import ResponseError, ValidationError
 from .._messages import AssistantMessage, Message, Part, ToolCall, ToolMessage, UserMessage
 from .._replay import Replay
+from .._reply import Delta, ReplyInfo, TextDelta, ThinkingDelta, ToolCallDelta, Usage
 from .._tool import Tool
 from . import _claude
 from ._base import Built, Provider, StreamParser
@@ -70,6 +97,25 @@ _RESERVED: Final[Mapping[str, str]] = MappingProxyType(
     {**BODY_FIELDS, "system": "put SystemMessage(s) in the conversation"}
 )
 
+# Usage fields and where Anthropic reports them.
+_USAGE: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "input_tokens": "input_tokens",
+        "output_tokens": "output_tokens",
+        "cache_read_tokens": "cache_read_input_tokens",
+        "cache_write_tokens": "cache_creation_input_tokens",
+    }
+)
+_REASONING: Final[Mapping[str, str]] = MappingProxyType({"reasoning_tokens": "thinking_tokens"})
+
+
+def _cache_control(ttl: str | None) -> dict[str, Any]:
+    return {"type": "ephemeral"} if ttl is None else {"type": "ephemeral", "ttl": ttl}
+
+
+def _plain_text(block: Mapping[str, Any]) -> bool:
+    return block.get("type") == "text" and len(block) == 2
+
 
 class _Wire(_claude.Wire):
     """The Messages API's spelling of Claude's wire."""
@@ -83,6 +129,56 @@ class _Wire(_claude.Wire):
     def text_block(self, text: str) -> dict[str, Any]:
         return {"type": "text", "text": text}
 
+    def image_block(self, image: Image) -> dict[str, Any]:
+        if image.url is not None:
+            return {"type": "image", "source": {"type": "url", "url": image.url}}
+        assert image.data is not None
+        data = base64.b64encode(image.data).decode()
+        return {"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": data}}
+
+    def document_block(self, document: Document) -> dict[str, Any]:
+        if document.text is not None:
+            source = {"type": "text", "media_type": "text/plain", "data": document.text}
+        elif document.url is not None:
+            source = {"type": "url", "url": document.url}
+        else:
+            assert document.data is not None
+            data = base64.b64encode(document.data).decode()
+            source = {"type": "base64", "media_type": "application/pdf", "data": data}
+        block: dict[str, Any] = {"type": "document", "source": source}
+        if document.title is not None:
+            block["title"] = document.title
+        if document.citations:
+            block["citations"] = {"enabled": True}
+        return block
+
+    def marked(self, blocks: list[dict[str, Any]], marks: Sequence[_claude.Mark]) -> list[dict[str, Any]]:
+        if not marks:
+            return blocks
+        out = list(blocks)
+        for index, ttl in marks:
+            out[index] = {**out[index], "cache_control": _cache_control(ttl)}
+        return out
+
+    def marks_in(self, blocks: Iterable[Any]) -> int:
+        count = 0
+        for block in blocks:
+            if not isinstance(block, Mapping):
+                continue
+            if block.get("cache_control") is not None:
+                count += 1
+            inner = block.get("content") if block.get("type") == "tool_result" else None
+            if isinstance(inner, list):
+                count += self.marks_in(inner)
+        return count
+
+    def too_many_marks(self, count: int) -> ValidationError:
+        # Anthropic's wording (docs/providers.md, Anthropic).
+        return ValidationError(
+            f"A maximum of {_claude.MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {count}.",
+            path="cache_control",
+        )
+
     def tool_use_block(self, call: ToolCall) -> dict[str, Any]:
         return {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
 
@@ -92,21 +188,39 @@ class _Wire(_claude.Wire):
     def redacted_wire(self, block: ThinkingBlock.Redacted) -> dict[str, Any]:
         return {"type": "redacted_thinking", "data": block.data}
 
-    def tool_result_block(self, message: ToolMessage) -> dict[str, Any]:
-        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id, "content": message.content}
+    def tool_result_blocks(
+        self, message: ToolMessage, blocks: list[dict[str, Any]], marks: Sequence[_claude.Mark]
+    ) -> list[dict[str, Any]]:
+        # One plain text goes as a string, as plain text content always did.
+        content: Any = blocks[0]["text"] if len(blocks) == 1 and not marks and _plain_text(blocks[0]) else None
+        block: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": message.tool_call_id,
+            "content": content if content is not None else self.marked(blocks, marks),
+        }
         if message.is_error:
             block["is_error"] = True
-        return block
+        return [block]
 
     def format_wire(self, spec: Mapping[str, Any]) -> dict[str, Any]:
         return {"type": "json_schema", "schema": spec["schema"]}
 
     def user_turn(self, group: list[Message]) -> tuple[Any, bytes]:
-        # A lone user message goes out as plain string content.
+        # A lone user message goes out as plain string content when it is one text.
         if len(group) == 1 and isinstance(group[0], UserMessage):
             message = group[0]
-            return fragment(message, "anthropic:user", lambda: {"role": "user", "content": message.content})
+            return fragment(message, "anthropic:user", lambda: {"role": "user", "content": self.user_content(message)})
         return super().user_turn(group)
+
+    def user_content(self, message: UserMessage) -> str | list[dict[str, Any]]:
+        if isinstance(message.content, str):
+            return message.content
+        blocks, marks = self.content_of(message.parts)
+        if not blocks:
+            raise self.nothing_to_send(message)
+        if len(blocks) == 1 and not marks and _plain_text(blocks[0]):
+            return str(blocks[0]["text"])
+        return self.marked(blocks, marks)
 
     def forces_tool(self, choice: object) -> bool:
         # {"type": "any"} and {"type": "tool"} force a tool.
@@ -115,14 +229,18 @@ class _Wire(_claude.Wire):
     def read_block(self, block: Node) -> Part | None:
         kind = block.get("type", str)
         if kind == "text":
-            return block.text("text")
+            text = block.text("text")
+            if block.opt("citations", list):
+                return _claude.native_part(self.key, block.value, block.path, text=text)
+            return text
         if kind == "thinking":
             return _claude.thinking_block(block.text("thinking"), block.text("signature"))
         if kind == "redacted_thinking":
             return _claude.redacted(block.text("data"), f"{block.path}.data")
         if kind == "tool_use":
             return self.tool_call(block.text("id"), block.text("name"), block.get("input", dict), block.path)
-        raise ResponseError(f"unknown content block type {kind!r}", path=f"{block.path}.type")
+        # Server tool use and results, container uploads, anything newer: kept as they came.
+        return _claude.native_part(self.key, block.value, block.path)
 
 
 _WIRE: Final = _Wire()
@@ -138,13 +256,19 @@ class Adapter(Provider):
     ) -> Built:
         betas = _claude.check_betas(options.pop("betas", None), "betas")
         thinking = _check_options(options, betas)
-        turns, encoded = _WIRE.messages(conversation, replay, thinking)
+        turns, encoded, marks = _WIRE.messages(conversation, replay, thinking)
         body: dict[str, Any] = {"model": model, "messages": turns}
-        systems = conversation.system_prompts
-        if systems:
-            body["system"] = systems[0] if len(systems) == 1 else [{"type": "text", "text": s} for s in systems]
+        if conversation.system_prompts:
+            systems = conversation.system_messages
+            if len(systems) == 1 and isinstance(systems[0].content, str):
+                body["system"] = systems[0].content
+            else:
+                body["system"] = _WIRE.system_blocks(systems)
+                marks += _WIRE.marks_in(body["system"])
         if conversation.tools:
             body["tools"] = [_tool(t) for t in conversation.tools]
+            marks += _WIRE.marks_in(body["tools"])
+        _WIRE.check_marks(marks)
         _WIRE.put_response_format(options, conversation.response_format)
         body.update(options)
         if stream:
@@ -164,6 +288,12 @@ class Adapter(Provider):
         if root.value.get("type") == "error":
             raise _error_event(root)
         return _WIRE.reply(root, role_required=False)
+
+    def reply_info(self, response: Mapping[str, Any]) -> ReplyInfo:
+        root = Node(response).object()
+        counts: dict[str, int | None] = {}
+        _read_usage(root.opt_node("usage"), counts)
+        return ReplyInfo(root.opt("stop_reason", str), Usage(**counts), root.opt("id", str), root.opt("model", str))
 
     def new_stream(self) -> StreamParser:
         return _Stream()
@@ -187,7 +317,12 @@ def _tool(tool: Tool) -> dict[str, Any]:
     if tool.description:
         spec["description"] = tool.description
     spec["input_schema"] = tool.parameters
+    if tool.cache is not None:
+        spec["cache_control"] = _cache_control(tool.cache.ttl)
     return spec
+
+
+# -- response pieces -------------------------------------------------------------
 
 
 def _error_event(node: Node) -> ResponseError:
@@ -195,30 +330,44 @@ def _error_event(node: Node) -> ResponseError:
     return _claude.provider_error(error.get("type", "error"), error, f"{node.path}.error")
 
 
+def _read_usage(usage: Node | None, counts: dict[str, int | None]) -> None:
+    """A ``usage`` object (a message's, or a ``message_delta``'s cumulative one) into ``counts``."""
+    _claude.read_counts(usage, _USAGE, counts)
+    if usage is not None:
+        _claude.read_counts(usage.opt_node("output_tokens_details"), _REASONING, counts)
+
+
 # -- streaming -------------------------------------------------------------------
 
 
 class _Block(_claude.StreamBlock):
-    """One content block being streamed (by its ``index``)."""
+    """One content block being streamed (by its ``index``). ``start`` is its
+    ``content_block`` (for text and native blocks); ``citations`` what
+    ``citations_delta`` brought."""
 
-    __slots__ = ("data", "json", "start_input")
+    __slots__ = ("citations", "data", "json", "start", "start_input", "texted")
 
     def __init__(self, kind: str) -> None:
         super().__init__(kind)
         self.data = ""
         self.json: list[str] = []
         self.start_input: dict[str, Any] = {}
+        self.start: dict[str, Any] = {}
+        self.citations: list[Any] | None = None
+        self.texted = False  # a native block got text_delta
 
 
+# The kinds of block each delta type belongs to ("native": any block kept as it came).
 _DELTA_KIND: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
     {
-        "text_delta": ("text",),
-        "citations_delta": ("text",),
+        "text_delta": ("text", "native"),
+        "citations_delta": ("text", "native"),
         "thinking_delta": ("thinking",),
         "signature_delta": ("thinking",),
-        "input_json_delta": ("tool_use",),
+        "input_json_delta": ("tool_use", "native"),
     }
 )
+_KNOWN: Final[frozenset[str]] = frozenset({"text", "thinking", "redacted_thinking", "tool_use"})
 
 
 class _Stream(_claude.Stream[_Block]):
@@ -228,32 +377,37 @@ class _Stream(_claude.Stream[_Block]):
     stop_event = "message_stop"
     content_path = "$.content"
 
-    def feed(self, event: Mapping[str, Any]) -> None:
+    def feed(self, event: Mapping[str, Any]) -> list[Delta]:
         node = Node(event).object()
         kind = node.get("type", str)
         if kind == "error":
             raise _error_event(node)
         if kind == "ping":
-            return
+            return []
         if kind == "message_start":
-            node.node("message")
+            message = node.node("message")
             self._started = True
-            return
+            self._id = message.opt("id", str)
+            self._model = message.opt("model", str)
+            self._stop_reason = message.opt("stop_reason", str)
+            _read_usage(message.opt_node("usage"), self._usage)
+            return []
         if kind not in ("content_block_start", "content_block_delta", "content_block_stop", "message_delta"):
             if kind == "message_stop":
                 self._require_started(node)
                 self._stopped = True
-            return  # other event types may be added; Anthropic asks clients to ignore them
+            return []  # other event types may be added; Anthropic asks clients to ignore them
         self._require_started(node)
         if self._stopped:
             raise ResponseError(f"{kind} after message_stop", path="$.type")
         if kind == "message_delta":
-            node.node("delta")
-            return
+            delta = node.node("delta")
+            self._stop_reason = delta.opt("stop_reason", str) or self._stop_reason
+            _read_usage(node.opt_node("usage"), self._usage)  # cumulative counts
+            return []
         index = node.get("index", int)
         if kind == "content_block_start":
-            self._start(index, node.node("content_block"))
-            return
+            return self._start(index, node.node("content_block"))
         block = self._blocks.get(index)
         if block is None:
             raise ResponseError(f"{kind} for block {index}, which was never started", path="$.index")
@@ -261,60 +415,109 @@ class _Stream(_claude.Stream[_Block]):
             raise ResponseError(f"{kind} for block {index}, which already stopped", path="$.index")
         if kind == "content_block_stop":
             block.stopped = True
-        else:
-            self._delta(block, node.node("delta"))
+            return []
+        return self._delta(index, block, node.node("delta"))
 
     def _require_started(self, node: Node) -> None:
         if not self._started:
             raise ResponseError(f"{node.value['type']} before message_start", path="$.type")
 
-    def _start(self, index: int, content: Node) -> None:
+    def _start(self, index: int, content: Node) -> list[Delta]:
         if index in self._blocks:
             raise ResponseError(f"block {index} started twice", path="$.index")
         kind = content.get("type", str)
-        block = _Block(kind)
+        block = _Block(kind if kind in _KNOWN else "native")
+        deltas: list[Delta] = []
         if kind == "text":
-            block.text = content.text("text")
+            text = content.text("text")
+            block.pieces.append(text)
+            block.start = dict(content.value)
+            citations = content.opt("citations", list)
+            block.citations = list(citations) if citations is not None else None
+            if text:
+                deltas.append(TextDelta(index, text))
         elif kind == "thinking":
-            block.text = content.text("thinking")
+            text = content.text("thinking")
+            block.pieces.append(text)
             block.signature = content.opt("signature", str, "")
+            if text:
+                deltas.append(ThinkingDelta(index, text))
         elif kind == "redacted_thinking":
             block.data = content.text("data")
         elif kind == "tool_use":
             block.id = content.text("id")
             block.name = content.text("name")
             block.start_input = dict(content.opt("input", dict, {}))
+            deltas.append(ToolCallDelta(index, id=block.id, name=block.name))
         else:
-            raise ResponseError(f"unknown content block type {kind!r}", path=f"{content.path}.type")
+            block.start = dict(content.value)  # kept as it came, completed by its deltas
         self._blocks[index] = block
+        return deltas
 
-    def _delta(self, block: _Block, delta: Node) -> None:
+    def _delta(self, index: int, block: _Block, delta: Node) -> list[Delta]:
         kind = delta.get("type", str)
         fits = _DELTA_KIND.get(kind)
+        if block.kind == "native" and fits is None:
+            return []  # a newer delta of a block thinkseal keeps as it came
         if fits is None:
             raise ResponseError(f"unknown delta type {kind!r}", path="$.delta.type")
         if block.kind not in fits:
             raise ResponseError(f"{kind} for a {block.kind} block", path="$.delta.type")
         if kind == "text_delta":
-            block.text += delta.text("text")
-        elif kind == "thinking_delta":
-            block.text += delta.text("thinking")
-        elif kind == "signature_delta":
+            piece = delta.text("text")
+            if block.kind == "native":
+                block.texted = True
+                block.pieces.append(piece)
+                return []
+            block.pieces.append(piece)
+            return [TextDelta(index, piece)] if piece else []
+        if kind == "thinking_delta":
+            piece = delta.text("thinking")
+            block.pieces.append(piece)
+            return [ThinkingDelta(index, piece)] if piece else []
+        if kind == "signature_delta":
             block.signature = delta.text("signature")  # replaces, as the official SDK does
-        elif kind == "input_json_delta":
-            block.json.append(delta.text("partial_json"))
-        # citations_delta: citations are not part of the turn thinkseal keeps.
+            return []
+        if kind == "input_json_delta":
+            piece = delta.text("partial_json")
+            block.json.append(piece)
+            return [ToolCallDelta(index, arguments=piece)] if block.kind == "tool_use" and piece else []
+        # citations_delta: one more citation of the text block
+        if block.citations is None:
+            block.citations = []
+        block.citations.append(delta.get("citation", dict))
+        return []
 
     def part(self, block: _Block, path: str) -> Part | None:
         if block.kind == "text":
-            return block.text
+            text = block.text
+            if block.citations:
+                value = {**block.start, "text": text, "citations": block.citations}
+                return _claude.native_part(_WIRE.key, value, path, text=text)
+            return text
         if block.kind == "thinking":
             return _claude.thinking_block(block.text, block.signature)
         if block.kind == "redacted_thinking":
             return _claude.redacted(block.data, f"{path}.data")
+        if block.kind == "native":
+            value = dict(block.start)
+            if block.json:
+                value["input"] = parse_arguments("".join(block.json), f"{path}.input")
+            if block.texted:
+                value["text"] = str(value.get("text") or "") + block.text
+            if block.citations is not None:
+                value["citations"] = [*(value.get("citations") or []), *block.citations]
+            return _claude.native_part(_WIRE.key, value, path)
         raw = "".join(block.json)
         arguments = parse_arguments(raw, f"{path}.input") if raw.strip() else block.start_input
         return _WIRE.tool_call(block.id, block.name, arguments, path)
+
+    def partial_part(self, block: _Block) -> Part | None:
+        if block.kind == "text":
+            return block.text
+        if block.kind == "tool_use":
+            return _claude.complete_call(block, "".join(block.json), block.start_input, _WIRE.tool_call)
+        return None
 
 
 __all__ = ["Adapter"]

@@ -19,8 +19,27 @@ What Bedrock requires, and what thinkseal does about it:
   it to bytes if you hand the body to boto3), only for turns the replay
   decision keeps, in the order received. Unsigned reasoning (DeepSeek-R1,
   unsealed turns) is never sent to Bedrock: Claude rejects it.
-- An assistant turn with no text and no tool calls is left out (Bedrock rejects
-  blank content); empty text blocks are left out.
+- Content parts: ``{"text"}``; ``Image`` -> ``{"image": {"format", "source":
+  {"bytes"}}}``; ``Document`` -> ``{"document": {"format": "pdf"|"txt", "name",
+  "source": {"bytes"}, "citations"?}}``; tool results carry text, image and
+  document blocks. Converse takes no URLs (bytes or an S3 location only): an
+  image or document given by URL raises ``ValidationError`` at its ``url``.
+  Bedrock requires a document name: the ``title``, which must fit Bedrock's
+  name rules (letters, digits, single spaces, hyphens, parentheses, square
+  brackets; at most 200 characters), else ``"document-"`` and the first 16
+  hex digits of the SHA-256 of the document's bytes (UTF-8 for text), so the
+  same document always gets the same name. ``Native("bedrock", ...)`` goes
+  out verbatim; another provider's native block as its text, or not at all.
+- Cache breakpoints: a ``{"cachePoint": {"type": "default"}}`` block (with the
+  breakpoint's ``ttl``, "5m" or "1h", when it has one) right after the block
+  before it: in ``system``, in ``toolConfig.tools`` (``Tool(cache=...)``) and in
+  message content; a breakpoint inside a tool result goes after its
+  ``toolResult`` block (its content takes no cache point). At most 4 in a
+  request (Claude's limit), else ``ValidationError``.
+- An assistant turn with no text, no tool calls and no native block is left
+  out (Bedrock rejects blank content); empty or white-space-only text blocks
+  are left out (Bedrock answers "The text field in the ContentBlock object at
+  messages.N.content.M is blank").
 - Options use Converse's own fields: ``inferenceConfig`` (maxTokens,
   temperature, topP, stopSequences), ``additionalModelRequestFields`` (Claude's
   native ``thinking``, ``top_k``, ``anthropic_beta``, ...), ``toolConfig``
@@ -38,12 +57,26 @@ What Bedrock requires, and what thinkseal does about it:
   ``json_object`` has no native equivalent and raises ``ValidationError``.
 - ``receive`` takes the HTTP JSON (``redactedContent`` base64 text) and boto3's
   dicts (``redactedContent`` bytes); both give ``Redacted(base64 text)``.
+  ``parse`` also reads ``stopReason`` and ``usage`` (``inputTokens``,
+  ``outputTokens``, ``cacheReadInputTokens``, ``cacheWriteInputTokens``); a
+  Converse reply has no id or model. A content block thinkseal does not read
+  (``citationsContent``, anything newer) is kept in its place as
+  ``Native("bedrock", block)``, blobs as base64 text, a cited block with its
+  generated text as the native block's text; unknown members inside
+  ``reasoningContent`` stay an error (reasoning is sealed data, never replayed
+  outside a kept turn).
 - ``req.stream()`` takes ConverseStream events as boto3 yields them
   (``{"contentBlockDelta": {...}}``). Reasoning and text blocks start with
   their first delta; text and reasoning text concatenate, signature fragments
-  concatenate (Bedrock sends one), redacted bytes concatenate; a stream without
-  ``messageStop`` is truncated (``ResponseError``); exception events raise
-  ``ResponseError``; unknown events are ignored.
+  concatenate (Bedrock sends one), redacted bytes concatenate; ``citation``
+  deltas make their text block a ``citationsContent`` native block; a block
+  that starts or continues with a member thinkseal does not read is kept as a
+  native block (object deltas merged into it, list deltas appended to its
+  ``content``). ``feed`` returns ``TextDelta``, ``ThinkingDelta`` and
+  ``ToolCallDelta``; ``messageStop.stopReason`` and ``metadata.usage`` give the
+  reply's metadata. A stream without ``messageStop`` is truncated
+  (``ResponseError``); exception events raise ``ResponseError``; unknown
+  events are ignored.
 - What Bedrock and Anthropic share (Claude's rules) is in ``_claude``; this
   module is Converse's spelling of it.
 """
@@ -52,16 +85,20 @@ from __future__ import annotations
 
 import base64
 import copy
-from collections.abc import Mapping
+import hashlib
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final
 from urllib.parse import quote
 
 from .._blocks import ThinkingBlock
+from .._content import Document, Image, Native
 from .._conversation import Conversation
 from .._errors import ResponseError, ValidationError
 from .._messages import AssistantMessage, Part, ToolCall, ToolMessage
 from .._replay import Replay
+from .._reply import Delta, ReplyInfo, TextDelta, ThinkingDelta, ToolCallDelta, Usage
 from .._tool import Tool
 from . import _claude
 from ._base import Built, Provider, StreamParser
@@ -101,6 +138,48 @@ _EXCEPTIONS: Final[tuple[str, ...]] = (
 )
 
 
+# Usage fields and where Converse reports them.
+_USAGE: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "input_tokens": "inputTokens",
+        "output_tokens": "outputTokens",
+        "cache_read_tokens": "cacheReadInputTokens",
+        "cache_write_tokens": "cacheWriteInputTokens",
+    }
+)
+# Bedrock's document name rules (DocumentBlock.name): letters and digits, single
+# white space, hyphens, parentheses and square brackets; 1 to 200 characters.
+_DOCUMENT_NAME: Final = re.compile(r"(?:[A-Za-z0-9\-()\[\]]|\s(?!\s))+")
+_NAME_LIMIT: Final[int] = 200
+
+
+def _cache_point(ttl: str | None) -> dict[str, Any]:
+    return {"cachePoint": {"type": "default"} if ttl is None else {"type": "default", "ttl": ttl}}
+
+
+def _document_name(document: Document) -> str:
+    """The title when Bedrock takes it as a name, else a name from the content
+    (the same document always gets the same one)."""
+    if document.title is not None:
+        if len(document.title) > _NAME_LIMIT or not _DOCUMENT_NAME.fullmatch(document.title):
+            raise _claude.Refused(
+                "Bedrock's document name (thinkseal sends the title) may hold only letters, digits, single "
+                "spaces, hyphens, parentheses and square brackets, at most 200 characters; "
+                f"got {document.title!r}",
+                field="title",
+            )
+        return document.title
+    content = document.data if document.data is not None else (document.text or "").encode()
+    return "document-" + hashlib.sha256(content).hexdigest()[:16]
+
+
+def _no_url(what: str) -> _claude.Refused:
+    return _claude.Refused(
+        f"Bedrock Converse takes {what} as bytes or an S3 location, not a URL (give the {what} as data)",
+        field="url",
+    )
+
+
 class _Wire(_claude.Wire):
     """Converse's spelling of Claude's wire."""
 
@@ -122,6 +201,46 @@ class _Wire(_claude.Wire):
     def text_block(self, text: str) -> dict[str, Any]:
         return {"text": text}
 
+    def image_block(self, image: Image) -> dict[str, Any]:
+        if image.data is None:
+            raise _no_url("images")
+        assert image.media_type is not None
+        source = {"bytes": base64.b64encode(image.data).decode()}  # a blob: base64 text in the JSON body
+        return {"image": {"format": image.media_type.removeprefix("image/"), "source": source}}
+
+    def document_block(self, document: Document) -> dict[str, Any]:
+        if document.url is not None:
+            raise _no_url("documents")
+        name = _document_name(document)
+        # Text goes as its UTF-8 bytes in a "txt" document, as a PDF's bytes go.
+        content = document.data if document.data is not None else (document.text or "").encode()
+        source = {"bytes": base64.b64encode(content).decode()}
+        spec: dict[str, Any] = {"format": "pdf" if document.data is not None else "txt", "name": name, "source": source}
+        if document.citations:
+            spec["citations"] = {"enabled": True}
+        return {"document": spec}
+
+    def marked(self, blocks: list[dict[str, Any]], marks: Sequence[_claude.Mark]) -> list[dict[str, Any]]:
+        if not marks:
+            return blocks
+        out: list[dict[str, Any]] = []
+        points = dict(marks)
+        for index, block in enumerate(blocks):
+            out.append(block)
+            if index in points:
+                out.append(_cache_point(points[index]))
+        return out
+
+    def marks_in(self, blocks: Iterable[Any]) -> int:
+        return sum(1 for block in blocks if isinstance(block, Mapping) and block.get("cachePoint") is not None)
+
+    def too_many_marks(self, count: int) -> ValidationError:
+        return ValidationError(
+            f"cachePoint: Claude on Bedrock takes at most {_claude.MAX_BREAKPOINTS} cache checkpoints in a request; "
+            f"this one has {count}",
+            path="cachePoint",
+        )
+
     def tool_use_block(self, call: ToolCall) -> dict[str, Any]:
         return {"toolUse": {"toolUseId": call.id, "name": call.name, "input": call.arguments}}
 
@@ -131,11 +250,14 @@ class _Wire(_claude.Wire):
     def redacted_wire(self, block: ThinkingBlock.Redacted) -> dict[str, Any]:
         return {"reasoningContent": {"redactedContent": block.data}}
 
-    def tool_result_block(self, message: ToolMessage) -> dict[str, Any]:
-        result: dict[str, Any] = {"toolUseId": message.tool_call_id, "content": [{"text": message.content}]}
+    def tool_result_blocks(
+        self, message: ToolMessage, blocks: list[dict[str, Any]], marks: Sequence[_claude.Mark]
+    ) -> list[dict[str, Any]]:
+        result: dict[str, Any] = {"toolUseId": message.tool_call_id, "content": blocks}
         if message.is_error:
             result["status"] = "error"
-        return {"toolResult": result}
+        # A tool result's content takes no cache point: it goes after the result.
+        return [{"toolResult": result}, _cache_point(marks[-1][1])] if marks else [{"toolResult": result}]
 
     def format_wire(self, spec: Mapping[str, Any]) -> dict[str, Any]:
         # The schema goes as JSON text; a name and description only when not blank.
@@ -150,7 +272,13 @@ class _Wire(_claude.Wire):
         return isinstance(choice, Mapping) and ("any" in choice or "tool" in choice)
 
     def read_block(self, block: Node) -> Part | None:
-        kind = _kind(block, _BLOCK_KINDS, "content block type")
+        block.object()
+        present = [k for k in _BLOCK_KINDS if block.value.get(k) is not None]
+        if not present:
+            return _native(block.value, block.path)  # citationsContent, anything newer
+        if len(present) > 1:
+            raise ResponseError(f"content block type sets several members: {', '.join(present)}", path=block.path)
+        kind = present[0]
         if kind == "text":
             return block.text("text")
         if kind == "toolUse":
@@ -172,17 +300,32 @@ def _uses_tools(turn: Mapping[str, Any]) -> bool:
     return any("toolUse" in block or "toolResult" in block for block in turn["content"])
 
 
+def _blobs_to_bytes(block: dict[str, Any]) -> None:
+    """The base64 blobs of one content block (in place) as bytes."""
+    reasoning = block.get("reasoningContent")
+    if isinstance(reasoning, dict) and isinstance(reasoning.get("redactedContent"), str):
+        reasoning["redactedContent"] = base64.b64decode(reasoning["redactedContent"])
+    for kind in ("image", "document"):
+        source = block.get(kind, {}).get("source") if isinstance(block.get(kind), dict) else None
+        if isinstance(source, dict) and isinstance(source.get("bytes"), str):
+            source["bytes"] = base64.b64decode(source["bytes"])
+    result = block.get("toolResult")
+    if isinstance(result, dict):
+        for item in result.get("content") or []:
+            if isinstance(item, dict):
+                _blobs_to_bytes(item)
+
+
 def boto3_params(body: Mapping[str, Any]) -> dict[str, Any]:
     """``req.body`` as keyword arguments for boto3's ``converse`` and
-    ``converse_stream`` (add ``modelId=``): a copy whose ``redactedContent``
-    blobs are bytes, since boto3 base64-encodes blobs itself and would otherwise
-    encode the base64 text a second time."""
+    ``converse_stream`` (add ``modelId=``): a copy whose blobs
+    (``redactedContent``, image and document ``bytes``) are bytes, since boto3
+    base64-encodes blobs itself and would otherwise encode the base64 text a
+    second time."""
     params = copy.deepcopy(dict(body))
     for message in params.get("messages", []):
         for block in message["content"]:
-            reasoning = block.get("reasoningContent", {})
-            if "redactedContent" in reasoning:
-                reasoning["redactedContent"] = base64.b64decode(reasoning["redactedContent"])
+            _blobs_to_bytes(block)
     return params
 
 
@@ -195,7 +338,7 @@ class Adapter(Provider):
         self, conversation: Conversation, replay: Replay, model: str, options: dict[str, Any], stream: bool
     ) -> Built:
         extra, thinking = _check_options(options, has_tools=bool(conversation.tools))
-        turns, encoded = _WIRE.messages(conversation, replay, thinking)
+        turns, encoded, marks = _WIRE.messages(conversation, replay, thinking)
         if not conversation.tools and any(_uses_tools(turn) for turn in turns):
             raise ValidationError(
                 "The toolConfig field must be defined when using toolUse and toolResult content blocks "
@@ -205,9 +348,13 @@ class Adapter(Provider):
 
         body: dict[str, Any] = {"messages": turns}
         if conversation.system_prompts:
-            body["system"] = [{"text": s} for s in conversation.system_prompts]
+            body["system"] = _WIRE.system_blocks(conversation.system_messages)
+            marks += _WIRE.marks_in(body["system"])
         if conversation.tools:
-            body["toolConfig"] = {"tools": [_tool(t) for t in conversation.tools], **extra.pop("toolConfig", {})}
+            tools = [spec for t in conversation.tools for spec in _tool(t)]
+            marks += _WIRE.marks_in(tools)
+            body["toolConfig"] = {"tools": tools, **extra.pop("toolConfig", {})}
+        _WIRE.check_marks(marks)
         _WIRE.put_response_format(extra, conversation.response_format)
         if thinking.block_binding:
             fields = dict(extra["additionalModelRequestFields"])
@@ -223,6 +370,13 @@ class Adapter(Provider):
 
     def parse(self, response: Mapping[str, Any]) -> AssistantMessage:
         return _WIRE.reply(Node(response).object().node("output").node("message"), role_required=True)
+
+    def reply_info(self, response: Mapping[str, Any]) -> ReplyInfo:
+        root = Node(response).object()
+        counts: dict[str, int | None] = {}
+        _claude.read_counts(root.opt_node("usage"), _USAGE, counts)
+        # A Converse reply carries neither a response id nor the served model.
+        return ReplyInfo(root.opt("stopReason", str), Usage(**counts))
 
     def new_stream(self) -> StreamParser:
         return _Stream()
@@ -274,12 +428,14 @@ def _check_options(options: dict[str, Any], *, has_tools: bool) -> tuple[dict[st
 # -- request pieces -------------------------------------------------------------------
 
 
-def _tool(tool: Tool) -> dict[str, Any]:
+def _tool(tool: Tool) -> list[dict[str, Any]]:
+    """A tool definition, followed by its cache point if it has one."""
     spec: dict[str, Any] = {"name": tool.name}
     if tool.description:  # NonEmptyString in the service model
         spec["description"] = tool.description
     spec["inputSchema"] = {"json": tool.parameters}
-    return {"toolSpec": spec}
+    entry = {"toolSpec": spec}
+    return [entry] if tool.cache is None else [entry, _cache_point(tool.cache.ttl)]
 
 
 # -- response pieces ---------------------------------------------------------------------
@@ -307,19 +463,51 @@ def _redacted(value: object, path: str) -> ThinkingBlock:
     return _claude.redacted(data, path)
 
 
+def _jsonable(value: Any) -> Any:
+    """A Converse value as in the HTTP JSON: boto3's blobs (bytes) as base64 text."""
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(bytes(value)).decode()
+    if isinstance(value, Mapping):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _native(block: Mapping[str, Any], path: str) -> Native:
+    """A content block thinkseal does not read, kept as Bedrock's own. A
+    ``citationsContent`` block carries the generated text: that is its text
+    for other providers."""
+    value = _jsonable(block)
+    if not any(v is not None for v in value.values()):
+        raise ResponseError("unknown content block type (members: none)", path=path)
+    text = None
+    cited = value.get("citationsContent")
+    if isinstance(cited, Mapping):
+        pieces = [c.get("text") for c in cited.get("content") or [] if isinstance(c, Mapping)]
+        text = "".join(p for p in pieces if isinstance(p, str)) or None
+    return _claude.native_part(_WIRE.key, value, path, text=text)
+
+
 # -- streaming ------------------------------------------------------------------------------
 
 
 class _Block(_claude.StreamBlock):
     """One content block being streamed (by its ``contentBlockIndex``); ``kind``
-    is "text", "reasoning" or "toolUse"."""
+    is "text", "reasoning", "toolUse" or "native" (``native`` holds the block
+    as it came, completed by its deltas)."""
 
-    __slots__ = ("input", "redacted")
+    __slots__ = ("citations", "input", "native", "redacted")
 
     def __init__(self, kind: str) -> None:
         super().__init__(kind)
         self.redacted = bytearray()
         self.input: list[str] = []
+        self.citations: list[Any] = []
+        self.native: dict[str, Any] = {}
+
+
+_DELTA_KINDS: Final[tuple[str, ...]] = ("text", "toolUse", "reasoningContent")
 
 
 class _Stream(_claude.Stream[_Block]):
@@ -329,7 +517,7 @@ class _Stream(_claude.Stream[_Block]):
     stop_event = "messageStop"
     content_path = "$.output.message.content"
 
-    def feed(self, event: Mapping[str, Any]) -> None:
+    def feed(self, event: Mapping[str, Any]) -> list[Delta]:
         root = Node(event).object()
         for name in _EXCEPTIONS:
             if root.has(name):
@@ -338,15 +526,20 @@ class _Stream(_claude.Stream[_Block]):
             root.node("messageStart")
             self._started = True
         elif root.has("contentBlockStart"):
-            self._start(root.node("contentBlockStart"))
+            return self._start(root.node("contentBlockStart"))
         elif root.has("contentBlockDelta"):
-            self._delta(root.node("contentBlockDelta"))
+            return self._delta(root.node("contentBlockDelta"))
         elif root.has("contentBlockStop"):
             self._stop(root.node("contentBlockStop"))
         elif root.has("messageStop"):
-            self._require_started(root.node("messageStop"))
+            stop = root.node("messageStop")
+            self._require_started(stop)
             self._stopped = True
-        # metadata and events added later: nothing to keep
+            self._stop_reason = stop.opt("stopReason", str)
+        elif root.has("metadata"):
+            _claude.read_counts(root.node("metadata").opt_node("usage"), _USAGE, self._usage)
+        # events added later: nothing to keep
+        return []
 
     def _require_started(self, node: Node) -> None:
         if not self._started:
@@ -367,48 +560,91 @@ class _Stream(_claude.Stream[_Block]):
             raise ResponseError(f"block {index} already stopped", path=f"{node.path}.contentBlockIndex")
         return block
 
-    def _start(self, node: Node) -> None:
+    def _start(self, node: Node) -> list[Delta]:
         index = node.get("contentBlockIndex", int)
         if index in self._blocks:
             raise ResponseError(f"block {index} started twice", path=f"{node.path}.contentBlockIndex")
         start = node.node("start")
+        if start.value.get("toolUse") is None:
+            members = {k: v for k, v in start.value.items() if v is not None}
+            if not members:
+                raise ResponseError("unknown content block start (members: none)", path=start.path)
+            block = self._block(node, "native")  # a block thinkseal keeps as it came
+            block.native = {k: dict(v) if isinstance(v, Mapping) else v for k, v in members.items()}
+            return []
         _kind(start, ("toolUse",), "content block start")
         use = start.node("toolUse")
         block = self._block(node, "toolUse")
         block.id = use.text("toolUseId")
         block.name = use.text("name")
+        return [ToolCallDelta(index, id=block.id, name=block.name)]
 
-    def _delta(self, node: Node) -> None:
+    def _delta(self, node: Node) -> list[Delta]:
         delta = node.node("delta")
-        if delta.has("citation") and not any(delta.has(k) for k in ("text", "toolUse", "reasoningContent")):
-            self._block(node, "text")
-            return  # citations are not part of the turn thinkseal keeps
-        kind = _kind(delta, ("text", "toolUse", "reasoningContent"), "delta type")
+        index = node.get("contentBlockIndex", int)
+        if not any(delta.has(k) for k in _DELTA_KINDS):
+            return self._other_delta(node, delta)
+        kind = _kind(delta, _DELTA_KINDS, "delta type")
         wanted = {"text": "text", "toolUse": "toolUse", "reasoningContent": "reasoning"}[kind]
         block = self._block(node, None if kind == "toolUse" else wanted)
         if block.kind != wanted:
             raise ResponseError(f"{kind} delta for a {block.kind} block", path=f"{delta.path}.{kind}")
         if kind == "text":
-            block.text += delta.text("text")
-        elif kind == "toolUse":
-            block.input.append(delta.node("toolUse").text("input"))
+            piece = delta.text("text")
+            block.pieces.append(piece)
+            return [TextDelta(index, piece)] if piece else []
+        if kind == "toolUse":
+            piece = delta.node("toolUse").text("input")
+            block.input.append(piece)
+            return [ToolCallDelta(index, arguments=piece)] if piece else []
+        reasoning = delta.node("reasoningContent")
+        member = _kind(reasoning, ("text", "signature", "redactedContent"), "reasoning delta")
+        if member == "redactedContent":
+            path = f"{reasoning.path}.redactedContent"
+            block.redacted += base64.b64decode(b64_text(reasoning.value[member], path))
+        elif member == "text":
+            piece = reasoning.text("text")
+            block.pieces.append(piece)
+            return [ThinkingDelta(index, piece)] if piece else []
         else:
-            reasoning = delta.node("reasoningContent")
-            member = _kind(reasoning, ("text", "signature", "redactedContent"), "reasoning delta")
-            if member == "redactedContent":
-                path = f"{reasoning.path}.redactedContent"
-                block.redacted += base64.b64decode(b64_text(reasoning.value[member], path))
-            elif member == "text":
-                block.text += reasoning.text("text")
-            else:
-                block.signature += reasoning.text("signature")
+            block.signature += reasoning.text("signature")
+        return []
+
+    def _other_delta(self, node: Node, delta: Node) -> list[Delta]:
+        """A delta with none of the members thinkseal reads: a citation of a
+        text block, or more of a block kept as it came."""
+        members = {k: v for k, v in delta.object().value.items() if v is not None}
+        if "citation" in members:
+            block = self._block(node, "text")
+            if block.kind == "text":
+                block.citations.append(members["citation"])
+            return []
+        block = self._block(node, "native" if members else None)
+        if block.kind != "native":
+            return []  # something newer about a block thinkseal reads: not part of the turn it keeps
+        for key, value in members.items():
+            if isinstance(value, Mapping):
+                target = block.native.setdefault(key, {})
+                if isinstance(target, dict):
+                    target.update(value)
+            elif isinstance(value, list):
+                target = block.native.setdefault(key, {})
+                if isinstance(target, dict):
+                    target.setdefault("content", []).extend(value)
+        return []
 
     def _stop(self, node: Node) -> None:
         self._block(node, None).stopped = True
 
     def part(self, block: _Block, path: str) -> Part | None:
         if block.kind == "text":
-            return block.text
+            text = block.text
+            if block.citations:
+                cited = {"citationsContent": {"content": [{"text": text}], "citations": block.citations}}
+                return _native(cited, path)
+            return text
+        if block.kind == "native":
+            return _native(block.native, path)
         if block.kind == "toolUse":
             raw = "".join(block.input)
             arguments = parse_arguments(raw, f"{path}.toolUse.input")
@@ -420,6 +656,13 @@ class _Stream(_claude.Stream[_Block]):
                 )
             return ThinkingBlock.Redacted(base64.b64encode(bytes(block.redacted)).decode())
         return _claude.thinking_block(block.text, block.signature)
+
+    def partial_part(self, block: _Block) -> Part | None:
+        if block.kind == "text":
+            return block.text
+        if block.kind == "toolUse":
+            return _claude.complete_call(block, "".join(block.input), {}, _WIRE.tool_call)
+        return None
 
 
 __all__ = ["Adapter"]

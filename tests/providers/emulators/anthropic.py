@@ -9,8 +9,21 @@ answered with Anthropic's 400 wording (docs/providers.md, Anthropic; and the
 well-known tool-pairing errors). ``AnthropicEmulator`` serves it
 over HTTP (``POST /v1/messages``, JSON or SSE) on 127.0.0.1.
 
-Replies are scripted: ``emulator.script(Think("..."), Call(...), ...)``.
-With thinking off, the scripted thinking is left out of the reply.
+Replies are scripted: ``emulator.script(Think("..."), Call(...), ...)``;
+``Raw(block)`` puts any block in the reply as it is (server tool use, cited
+text). With thinking off, the scripted thinking is left out of the reply.
+
+The binding is computed over the request's content as Claude reads it: cache
+breakpoints (``cache_control``) left out, plain string content read as one
+text block, and white-space-only text blocks (which Claude itself returns
+before a thinking block, and rejects in requests) left out. So moving a
+breakpoint, or sending "x" for ``[{"type": "text", "text": "x"}]``, keeps a
+block bound; these are assumptions of the emulator (docs/providers.md).
+
+Under adaptive thinking a tool step may come without thinking; the emulator
+remembers the tool calls it returned together with thinking, and only a tool
+loop over such a call (or over a turn that still has thinking blocks) must
+start with its thinking.
 """
 
 from __future__ import annotations
@@ -65,6 +78,9 @@ UNEXPECTED_RESULT = (
     "messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: {id}. "
     "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
 )
+BLANK_TEXT = "{where}: text content blocks must contain non-whitespace text"
+EMPTY_TEXT = "{where}: text content blocks must be non-empty"
+TOO_MANY_BREAKPOINTS = "A maximum of 4 blocks with cache_control may be provided. Found {n}."
 BUDGET_TOO_SMALL = "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
 BUDGET_NOT_BELOW_MAX = "`max_tokens` must be greater than `thinking.budget_tokens`."
 TEMPERATURE = "`temperature` may only be set to 1 when thinking is enabled or in adaptive mode"
@@ -109,7 +125,14 @@ class Call:
     input: Mapping[str, Any] = field(default_factory=dict)
 
 
-Scripted = Think | Redact | Say | Call
+@dataclass(frozen=True)
+class Raw:
+    """A block returned as it is (``server_tool_use``, ``web_search_tool_result``, cited text...)."""
+
+    block: Mapping[str, Any]
+
+
+Scripted = Think | Redact | Say | Call | Raw
 
 
 # -- hashing -------------------------------------------------------------------------------
@@ -137,6 +160,34 @@ def _unb64(text: object) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def _blank_text(block: Any) -> bool:
+    return (
+        isinstance(block, Mapping)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+        and not block["text"].strip()
+    )
+
+
+def _read_block(block: Any) -> Any:
+    if not isinstance(block, Mapping):
+        return block
+    out = {k: v for k, v in block.items() if k != "cache_control"}
+    if out.get("type") == "tool_result" and "content" in out:
+        out["content"] = as_read(out["content"])
+    return out
+
+
+def as_read(content: Any) -> Any:
+    """Content as Claude reads it for the binding: breakpoints left out, a
+    string as one text block, white-space-only text blocks left out."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [_read_block(b) for b in content if not _blank_text(b)]
+    return content
+
+
 @dataclass
 class Outcome:
     """What a checked request led to: blocks dropped under ``drop_block``."""
@@ -150,6 +201,7 @@ class Claude:
 
     def __init__(self, secret: bytes = b"thinkseal-emulator-secret") -> None:
         self._secret = secret
+        self._thought_calls: set[str] = set()  # tool_use ids returned together with thinking
 
     def _mac(self, *parts: Any) -> str:
         return hmac.new(self._secret, canon(list(parts)), hashlib.sha256).hexdigest()
@@ -158,11 +210,17 @@ class Claude:
 
     @staticmethod
     def context(body: Mapping[str, Any]) -> tuple[str, str]:
-        return digest(body.get("system")), digest(body.get("tools"))
+        system = body.get("system")
+        tools = body.get("tools")
+        return (
+            digest(None if system is None else as_read(system)),
+            digest(None if tools is None else [_read_block(t) for t in tools]),
+        )
 
     @staticmethod
     def prefix(messages: Sequence[Any], preceding: Sequence[Any]) -> str:
-        return digest({"messages": list(messages), "preceding": list(preceding)})
+        read = [{"role": m["role"], "content": as_read(m["content"])} for m in messages]
+        return digest({"messages": read, "preceding": as_read(list(preceding))})
 
     # -- signing ------------------------------------------------------------------
 
@@ -189,8 +247,12 @@ class Claude:
                 blocks.append({"type": "redacted_thinking", "data": _b64(data)})
             elif isinstance(item, Say):
                 blocks.append({"type": "text", "text": item.text})
+            elif isinstance(item, Raw):
+                blocks.append(json.loads(json.dumps(item.block)))
             else:
                 blocks.append({"type": "tool_use", "id": item.id, "name": item.name, "input": dict(item.input)})
+        if any(b["type"] in ("thinking", "redacted_thinking") for b in blocks if "type" in b):
+            self._thought_calls.update(b["id"] for b in blocks if b.get("type") == "tool_use")
         return blocks
 
     # -- checking -------------------------------------------------------------------
@@ -199,7 +261,11 @@ class Claude:
         """Raise ``ApiError`` as Claude would; return what ``drop_block`` dropped."""
         _check_params(body, betas)
         messages = body["messages"]
+        _check_system(body.get("system"))
         _check_shapes(messages)
+        breakpoints = _count_breakpoints(body)
+        if breakpoints > 4:
+            raise ApiError(TOO_MANY_BREAKPOINTS.format(n=breakpoints))
         _check_tool_pairing(messages)
         thinking = body.get("thinking") or {}
         drop = (
@@ -208,11 +274,12 @@ class Claude:
         )
         outcome = Outcome()
         self._check_blocks(body, drop, outcome)
-        if _thinking_type(body) in ("enabled", "adaptive"):
+        kind = _thinking_type(body)
+        if kind in ("enabled", "adaptive"):
             if drop:
                 outcome.degraded = True
             else:
-                _check_leading_thinking(messages)
+                _check_leading_thinking(messages, self._thought_calls if kind == "adaptive" else None)
         return outcome
 
     def _check_blocks(self, body: Mapping[str, Any], drop: bool, outcome: Outcome) -> None:
@@ -299,25 +366,90 @@ def _check_params(body: Mapping[str, Any], betas: Sequence[str]) -> None:
             raise ApiError("`top_k` may not be set when thinking is enabled")
 
 
+IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+
+
+def _check_text(text: object, where: str) -> None:
+    if not isinstance(text, str) or not text:
+        raise ApiError(EMPTY_TEXT.format(where=where))
+    if not text.strip():
+        raise ApiError(BLANK_TEXT.format(where=where))
+
+
+def _check_source(block: Mapping[str, Any], where: str) -> None:
+    """The sources Anthropic documents for images and documents."""
+    source = block.get("source")
+    kind = source.get("type") if isinstance(source, Mapping) else None
+    allowed = {
+        "image": {"base64": IMAGE_TYPES, "url": None},
+        "document": {"base64": ("application/pdf",), "url": None, "text": ("text/plain",), "content": None},
+    }[block["type"]]
+    if kind not in allowed:
+        raise ApiError(f"{where}.source.type: Input tag {kind!r} found using 'type' does not match the expected tags")
+    assert isinstance(source, Mapping)
+    media = allowed[kind]
+    if media is not None and source.get("media_type") not in media:
+        raise ApiError(f"{where}.source.media_type: Input should be {' or '.join(repr(m) for m in media)}")
+    if kind == "base64":
+        try:
+            base64.b64decode(source.get("data") or "", validate=True)
+        except (binascii.Error, ValueError):
+            raise ApiError(f"{where}.source.data: invalid base64 data") from None
+
+
+def _check_content_blocks(content: Sequence[Any], where: str, role: str) -> None:
+    for j, block in enumerate(content):
+        at = f"{where}.{j}"
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if kind == "text":
+            _check_text(block.get("text"), "messages")
+        elif kind in ("thinking", "redacted_thinking") and role != "assistant":
+            raise ApiError(f"{where.rsplit('.', 1)[0]}: thinking blocks may only appear in assistant messages")
+        elif kind in ("image", "document"):
+            if role == "assistant":
+                raise ApiError(f"{at}: {kind} blocks may only appear in user messages")
+            _check_source(block, at)
+        elif kind == "tool_result" and isinstance(block.get("content"), list):
+            _check_content_blocks(block["content"], f"{at}.content", role)
+
+
 def _check_shapes(messages: Sequence[Any]) -> None:
     for i, message in enumerate(messages):
         if not isinstance(message, Mapping) or message.get("role") not in ("user", "assistant"):
             raise ApiError(f"messages.{i}.role: Input should be 'user' or 'assistant'")
         content = message.get("content")
         if isinstance(content, str):
-            if not content:
-                raise ApiError("messages: text content blocks must be non-empty")
+            _check_text(content, "messages")
             continue
         if not isinstance(content, list) or (not content and i != len(messages) - 1):
             raise ApiError(
                 f"messages.{i}: all messages must have non-empty content except for the optional final "
                 "assistant message"
             )
-        for block in content:
-            if block.get("type") == "text" and not block.get("text"):
-                raise ApiError("messages: text content blocks must be non-empty")
-            if block.get("type") in ("thinking", "redacted_thinking") and message["role"] != "assistant":
-                raise ApiError(f"messages.{i}: thinking blocks may only appear in assistant messages")
+        _check_content_blocks(content, f"messages.{i}.content", message["role"])
+
+
+def _count_breakpoints(body: Mapping[str, Any]) -> int:
+    def count(blocks: Any) -> int:
+        if not isinstance(blocks, list):
+            return 0
+        total = 0
+        for block in blocks:
+            if isinstance(block, Mapping):
+                total += block.get("cache_control") is not None
+                if block.get("type") == "tool_result":
+                    total += count(block.get("content"))
+        return total
+
+    return count(body.get("system")) + count(body.get("tools")) + sum(count(m["content"]) for m in body["messages"])
+
+
+def _check_system(system: Any) -> None:
+    if isinstance(system, str):
+        _check_text(system, "system")
+    elif isinstance(system, list):
+        for block in system:
+            _check_text(block.get("text") if isinstance(block, Mapping) else None, "system")
 
 
 def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -352,7 +484,11 @@ def _check_tool_pairing(messages: Sequence[Any]) -> None:
                     raise ApiError(UNEXPECTED_RESULT.format(i=i, j=j, id=block.get("tool_use_id")))
 
 
-def _check_leading_thinking(messages: Sequence[Any]) -> None:
+def _check_leading_thinking(messages: Sequence[Any], thought_calls: set[str] | None) -> None:
+    """The tool loop's last assistant turn starts with thinking. ``thought_calls``
+    (adaptive thinking): the tool calls returned with thinking; a turn with no
+    thinking block and none of those calls was answered without thinking and
+    goes back as it came."""
     last = messages[-1]
     results = _blocks(last) if last["role"] == "user" else []
     if not results or any(b.get("type") != "tool_result" for b in results):
@@ -361,8 +497,15 @@ def _check_leading_thinking(messages: Sequence[Any]) -> None:
         return
     blocks = _blocks(messages[-2])
     first = blocks[0].get("type") if blocks else "text"
-    if first not in ("thinking", "redacted_thinking"):
-        raise ApiError(LEADING_THINKING.format(i=len(messages) - 2, found=first))
+    if first in ("thinking", "redacted_thinking"):
+        return
+    if thought_calls is not None:
+        thought = any(b.get("type") in ("thinking", "redacted_thinking") for b in blocks) or any(
+            b.get("id") in thought_calls for b in blocks if b.get("type") == "tool_use"
+        )
+        if not thought:
+            return
+    raise ApiError(LEADING_THINKING.format(i=len(messages) - 2, found=first))
 
 
 # -- responses -----------------------------------------------------------------------------
@@ -414,8 +557,11 @@ def stream_events(message: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
             yield {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
             for piece in _halves(block["text"]):
                 yield {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}}
-        elif kind == "tool_use":
-            head = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            for citation in block.get("citations") or []:
+                delta = {"type": "citations_delta", "citation": citation}
+                yield {"type": "content_block_delta", "index": index, "delta": delta}
+        elif kind in ("tool_use", "server_tool_use"):
+            head = {"type": kind, "id": block["id"], "name": block["name"], "input": {}}
             yield {"type": "content_block_start", "index": index, "content_block": head}
             for piece in _halves(json.dumps(block["input"])):
                 delta = {"type": "input_json_delta", "partial_json": piece}

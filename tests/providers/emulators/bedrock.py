@@ -11,10 +11,17 @@ own schema checks (docs/providers.md, Bedrock) come back without that prefix.
 ``POST /model/{modelId}/converse`` answers JSON (``redactedContent`` as base64
 text); ``/converse-stream`` answers ``application/vnd.amazon.eventstream``
 frames, so boto3 can drive both.
+
+Images, documents, ``citationsContent`` and ``cachePoint`` blocks are
+translated to their Messages form (a cache point becomes ``cache_control`` on
+the block before it), so Claude's rules apply to them too; a blank text block
+gets Bedrock's own answer. A scripted ``Raw`` block without a ``type`` is a
+Converse block returned as it is.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import zlib
@@ -32,6 +39,10 @@ NULL_TEXT = (
     "constraint: Member must not be null"
 )
 TOOL_CONFIG = "The toolConfig field must be defined when using toolUse and toolResult content blocks."
+BLANK_TEXT = (
+    "The text field in the ContentBlock object at messages.{i}.content.{j} is blank. "
+    "Add text to the text field, and try again."
+)
 
 
 class BedrockError(Exception):
@@ -51,11 +62,12 @@ def to_messages_body(model: str, body: Mapping[str, Any]) -> tuple[dict[str, Any
     inference = body.get("inferenceConfig") or {}
     out: dict[str, Any] = {"model": model, "max_tokens": inference.get("maxTokens", 4096)}
     if body.get("system"):
-        out["system"] = [{"type": "text", "text": s["text"]} for s in body["system"]]
+        out["system"] = _with_points(body["system"], lambda j, s: {"type": "text", "text": s["text"]})
     tools = (body.get("toolConfig") or {}).get("tools")
     if tools:
-        out["tools"] = [
-            {
+        out["tools"] = _with_points(
+            tools,
+            lambda j, t: {
                 k: v
                 for k, v in (
                     ("name", t["toolSpec"]["name"]),
@@ -63,11 +75,10 @@ def to_messages_body(model: str, body: Mapping[str, Any]) -> tuple[dict[str, Any
                     ("input_schema", t["toolSpec"]["inputSchema"]["json"]),
                 )
                 if v is not None
-            }
-            for t in tools
-        ]
+            },
+        )
     messages = [
-        {"role": m["role"], "content": [_to_block(i, j, b) for j, b in enumerate(m["content"])]}
+        {"role": m["role"], "content": _with_points(m["content"], lambda j, b, i=i: _to_block(i, j, b))}
         for i, m in enumerate(body.get("messages") or [])
     ]
     uses_tools = any(b["type"] in ("tool_use", "tool_result") for m in messages for b in m["content"])
@@ -86,17 +97,64 @@ def to_messages_body(model: str, body: Mapping[str, Any]) -> tuple[dict[str, Any
     return out, betas
 
 
+def _with_points(blocks: list[Any], convert: Any) -> list[dict[str, Any]]:
+    """Converse blocks in the Messages shape, each ``cachePoint`` as
+    ``cache_control`` on the block before it."""
+    out: list[dict[str, Any]] = []
+    for j, block in enumerate(blocks):
+        if "cachePoint" in block:
+            point = block["cachePoint"]
+            control = {"type": "ephemeral", **({"ttl": point["ttl"]} if "ttl" in point else {})}
+            if out:
+                out[-1] = {**out[-1], "cache_control": control}
+            continue
+        out.append(convert(j, block))
+    return out
+
+
+def _media(block: Mapping[str, Any]) -> dict[str, Any]:
+    """An image or document block in the Messages shape (bytes as base64 text)."""
+    if "image" in block:
+        image = block["image"]
+        source = {"type": "base64", "media_type": f"image/{image['format']}", "data": image["source"]["bytes"]}
+        return {"type": "image", "source": source}
+    document = block["document"]
+    data = document["source"]["bytes"]
+    if document.get("format") == "txt":
+        text = base64.b64decode(data).decode()
+        out: dict[str, Any] = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": text}}
+    else:
+        out = {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": data}}
+    out["title"] = document["name"]
+    if document.get("citations"):
+        out["citations"] = document["citations"]
+    return out
+
+
 def _to_block(i: int, j: int, block: Mapping[str, Any]) -> dict[str, Any]:
     """One Converse content block in the Messages shape."""
     if "text" in block:
+        if not block["text"].strip():
+            raise BedrockError(BLANK_TEXT.format(i=i, j=j))
         return {"type": "text", "text": block["text"]}
+    if "image" in block or "document" in block:
+        return _media(block)
+    if "citationsContent" in block:
+        cited = block["citationsContent"]
+        text = "".join(c.get("text", "") for c in cited.get("content", []))
+        return {"type": "text", "text": text, "citations": cited.get("citations", [])}
     if "toolUse" in block:
         use = block["toolUse"]
         return {"type": "tool_use", "id": use["toolUseId"], "name": use["name"], "input": use["input"]}
     if "toolResult" in block:
         result = block["toolResult"]
-        text = "".join(c.get("text", "") for c in result["content"])
-        item = {"type": "tool_result", "tool_use_id": result["toolUseId"], "content": text}
+        content: Any = [
+            _media(c) if "image" in c or "document" in c else {"type": "text", "text": c.get("text", "")}
+            for c in result["content"]
+        ]
+        if all(c["type"] == "text" for c in content):
+            content = "".join(c["text"] for c in content)
+        item = {"type": "tool_result", "tool_use_id": result["toolUseId"], "content": content}
         if result.get("status") == "error":
             item["is_error"] = True
         return item
@@ -123,8 +181,14 @@ def to_converse_content(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
             content.append({"reasoningContent": reasoning})
         elif kind == "redacted_thinking":
             content.append({"reasoningContent": {"redactedContent": block["data"]}})
+        elif kind == "text" and block.get("citations"):
+            content.append(
+                {"citationsContent": {"content": [{"text": block["text"]}], "citations": block["citations"]}}
+            )
         elif kind == "text":
             content.append({"text": block["text"]})
+        elif "type" not in block:
+            content.append(block)  # a scripted Converse block, as it is
         else:
             content.append({"toolUse": {"toolUseId": block["id"], "name": block["name"], "input": block["input"]}})
     return content
@@ -158,6 +222,14 @@ def stream_events(response: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         elif "text" in block:
             for piece in _halves(block["text"]):
                 yield {"contentBlockDelta": {"contentBlockIndex": index, "delta": {"text": piece}}}
+        elif "citationsContent" in block:
+            cited = block["citationsContent"]
+            for piece in cited["content"]:
+                yield {"contentBlockDelta": {"contentBlockIndex": index, "delta": {"text": piece["text"]}}}
+            for citation in cited["citations"]:
+                yield {"contentBlockDelta": {"contentBlockIndex": index, "delta": {"citation": citation}}}
+        elif "reasoningContent" not in block:
+            yield {"contentBlockStart": {"contentBlockIndex": index, "start": dict(block)}}
         else:
             reasoning = block["reasoningContent"]
             if "redactedContent" in reasoning:
