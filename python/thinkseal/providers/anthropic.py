@@ -85,7 +85,7 @@ from .._reply import Delta, ReplyInfo, TextDelta, ThinkingDelta, ToolCallDelta, 
 from .._tool import Tool
 from . import _claude
 from ._base import Built, Provider, StreamParser
-from ._options import BODY_FIELDS, check_reserved
+from ._options import BODY_FIELDS, frozen_options
 from ._response import Node, parse_arguments
 from ._wire import fragment, splice
 
@@ -303,7 +303,9 @@ class Adapter(Provider):
 
 
 def _check_options(options: dict[str, Any], betas: list[str]) -> _claude.ThinkingSettings:
-    check_reserved(options, _RESERVED)
+    # Frozen JSON copies: a value that is not JSON (NaN, a set, a lone surrogate,
+    # a non-string key) raises at its path, and the body never shares the caller's dicts.
+    options.update(frozen_options(options, _RESERVED))
     if "max_tokens" not in options:
         raise ValidationError("max_tokens: Field required (Anthropic requires max_tokens)", path="max_tokens")
     max_tokens = options["max_tokens"]

@@ -102,7 +102,7 @@ from .._reply import Delta, ReplyInfo, TextDelta, ThinkingDelta, ToolCallDelta, 
 from .._tool import Tool
 from . import _claude
 from ._base import Built, Provider, StreamParser
-from ._options import BODY_FIELDS, check_reserved
+from ._options import BODY_FIELDS, frozen_options
 from ._response import Node, b64_text, parse_arguments, valid_text
 from ._wire import dumps, splice
 
@@ -397,7 +397,9 @@ def _mapping(options: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 def _check_options(options: dict[str, Any], *, has_tools: bool) -> tuple[dict[str, Any], _claude.ThinkingSettings]:
     """The caller's options, checked; returns them (toolConfig without tools)
     and the Claude thinking settings found in additionalModelRequestFields."""
-    check_reserved(options, _RESERVED)
+    # Frozen JSON copies: a value that is not JSON (NaN, a set, a lone surrogate,
+    # a non-string key) raises at its path, and the body never shares the caller's dicts.
+    options.update(frozen_options(options, _RESERVED))
     for key in options:
         if key not in _OPTIONS:
             raise ValidationError(
