@@ -10,7 +10,7 @@ import types
 import typing
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -154,21 +154,6 @@ def check_request(req: thinkseal.PreparedRequest, *, beta: bool = False) -> None
 # -- emulator plumbing -----------------------------------------------------------------
 
 
-@pytest.fixture
-def emulator() -> Iterator[AnthropicEmulator]:
-    server = AnthropicEmulator()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def client(emulator: AnthropicEmulator) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=emulator.base_url, api_key="test", max_retries=0)
-
-
 def send(client: anthropic.Anthropic, emulator: AnthropicEmulator, req: Any, *, beta: bool = False) -> AssistantMessage:
     """Send through the SDK; the emulator must receive the body unchanged and accept it."""
     check_request(req, beta=beta)
@@ -237,7 +222,7 @@ def tool_loop(client: anthropic.Anthropic, emulator: AnthropicEmulator) -> Conve
 # -- the full loop ------------------------------------------------------------------------------
 
 
-def test_full_loop_exact_bodies(client: anthropic.Anthropic, emulator: AnthropicEmulator) -> None:
+def test_full_loop_exact_bodies(anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator) -> None:
     conv = start(UserMessage("Weather in Paris?"))
     req = P.prepare(conv, model=MODEL, **OPTS)
     assert req.body == {
@@ -252,8 +237,8 @@ def test_full_loop_exact_bodies(client: anthropic.Anthropic, emulator: Anthropic
         ],
     }
     assert req.headers == {"anthropic-version": "2023-06-01", "content-type": "application/json"}
-    emulator.script(Think("I need the weather first."), Call("toolu_1", "get_weather", {"city": "Paris"}))
-    reply = send(client, emulator, req)
+    anthropic_emulator.script(Think("I need the weather first."), Call("toolu_1", "get_weather", {"city": "Paris"}))
+    reply = send(anthropic_client, anthropic_emulator, req)
     first = reply.thinking[0]
     assert isinstance(first, ThinkingBlock.Text)
     signature = first.signature
@@ -279,27 +264,31 @@ def test_full_loop_exact_bodies(client: anthropic.Anthropic, emulator: Anthropic
         },
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "20°C, sunny"}]},
     ]
-    emulator.script(Think("Sunny."), Say("It is 20°C and sunny."))
-    final = send(client, emulator, req)
+    anthropic_emulator.script(Think("Sunny."), Say("It is 20°C and sunny."))
+    final = send(anthropic_client, anthropic_emulator, req)
     assert final.content == "It is 20°C and sunny."
     assert final.has_sealed_thinking
-    assert emulator.errors == []
+    assert anthropic_emulator.errors == []
 
 
-def test_multi_round_tool_loop_stays_sealed(client: anthropic.Anthropic, emulator: AnthropicEmulator) -> None:
-    conv = tool_loop(client, emulator)
+def test_multi_round_tool_loop_stays_sealed(
+    anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator
+) -> None:
+    conv = tool_loop(anthropic_client, anthropic_emulator)
     for n in range(3):
-        emulator.script(Think(f"round {n}"), Call(f"toolu_r{n}", "get_time", {"city": "Paris"}))
-        conv = conv.append(send(client, emulator, P.prepare(conv, model=MODEL, **OPTS)))
+        anthropic_emulator.script(Think(f"round {n}"), Call(f"toolu_r{n}", "get_time", {"city": "Paris"}))
+        conv = conv.append(send(anthropic_client, anthropic_emulator, P.prepare(conv, model=MODEL, **OPTS)))
         conv = conv.append(ToolMessage(f"{10 + n}:00", f"toolu_r{n}"))
     req = P.prepare(conv, model=MODEL, **OPTS)
     assert all(e.kept for e in req.report)
     assert len(req.report) == 5
-    send(client, emulator, req)
-    assert emulator.errors == []
+    send(anthropic_client, anthropic_emulator, req)
+    assert anthropic_emulator.errors == []
 
 
-def test_streaming_loop_matches_receive(client: anthropic.Anthropic, emulator: AnthropicEmulator) -> None:
+def test_streaming_loop_matches_receive(
+    anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator
+) -> None:
     conv = start(UserMessage("Weather and time in Paris?"))
     script = (
         Think("Two tools."),
@@ -309,41 +298,43 @@ def test_streaming_loop_matches_receive(client: anthropic.Anthropic, emulator: A
         Think(""),
         Call("toolu_2", "get_time", {"city": "Paris"}),
     )
-    emulator.script(*script)
-    emulator.script(*script)
-    received = send(client, emulator, P.prepare(conv, model=MODEL, **OPTS))
+    anthropic_emulator.script(*script)
+    anthropic_emulator.script(*script)
+    received = send(anthropic_client, anthropic_emulator, P.prepare(conv, model=MODEL, **OPTS))
     req = P.prepare(conv, model=MODEL, stream=True, **OPTS)
     assert req.body["stream"] is True
-    streamed = send_stream(client, req)
+    streamed = send_stream(anthropic_client, req)
     assert streamed == received
     assert streamed.parts == received.parts
     assert streamed.thinking_binding == received.thinking_binding
 
     conv = conv.append(streamed, ToolMessage("20°C", "toolu_1"), ToolMessage("14:00", "toolu_2"))
-    emulator.script(Think("Done."), Say("20°C at 14:00."))
-    emulator.script(Think("Done."), Say("20°C at 14:00."))
-    again = send(client, emulator, P.prepare(conv, model=MODEL, **OPTS))
-    events = raw_sse(emulator.base_url, P.prepare(conv, model=MODEL, stream=True, **OPTS))
+    anthropic_emulator.script(Think("Done."), Say("20°C at 14:00."))
+    anthropic_emulator.script(Think("Done."), Say("20°C at 14:00."))
+    again = send(anthropic_client, anthropic_emulator, P.prepare(conv, model=MODEL, **OPTS))
+    events = raw_sse(anthropic_emulator.base_url, P.prepare(conv, model=MODEL, stream=True, **OPTS))
     assert {"type": "ping"} in events
     acc = P.prepare(conv, model=MODEL, stream=True, **OPTS).stream()
     for event in events:
         acc.feed(event)
     assert acc.finish() == again
-    assert emulator.errors == []
+    assert anthropic_emulator.errors == []
 
 
-def test_sdk_stream_accumulator_agrees(client: anthropic.Anthropic, emulator: AnthropicEmulator) -> None:
+def test_sdk_stream_accumulator_agrees(
+    anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator
+) -> None:
     """The official SDK's own accumulator (signature_delta replaces, JSON parsed
     at the end) and thinkseal's agree on the same stream."""
     conv = start(UserMessage("Weather?"))
     script = (Think("Hmm."), Redact("r"), Say("Looking."), Call("toolu_1", "get_weather", {"city": "Oslo"}))
-    emulator.script(*script)
-    emulator.script(*script)
+    anthropic_emulator.script(*script)
+    anthropic_emulator.script(*script)
     req = P.prepare(conv, model=MODEL, stream=True, **OPTS)
     body = {k: v for k, v in req.body.items() if k != "stream"}
-    with client.messages.stream(**body, extra_headers=req.headers) as stream:
+    with anthropic_client.messages.stream(**body, extra_headers=req.headers) as stream:
         final = stream.get_final_message()
-    mine = send_stream(client, req)
+    mine = send_stream(anthropic_client, req)
     assert req.receive(final.model_dump()) == mine
     assert [type(b) for b in mine.thinking] == [ThinkingBlock.Text, ThinkingBlock.Redacted]
     assert mine.has_sealed_thinking
@@ -352,16 +343,18 @@ def test_sdk_stream_accumulator_agrees(client: anthropic.Anthropic, emulator: An
 # -- order and pairing --------------------------------------------------------------------------------
 
 
-def test_interleaved_thinking_replayed_in_order(client: anthropic.Anthropic, emulator: AnthropicEmulator) -> None:
+def test_interleaved_thinking_replayed_in_order(
+    anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator
+) -> None:
     conv = start(UserMessage("Weather and time?"))
-    emulator.script(
+    anthropic_emulator.script(
         Think("first"),
         Say("Looking up the weather."),
         Call("toolu_a", "get_weather", {"city": "Rome"}),
         Think("second"),
         Call("toolu_b", "get_time", {"city": "Rome"}),
     )
-    reply = send(client, emulator, P.prepare(conv, model=MODEL, **OPTS))
+    reply = send(anthropic_client, anthropic_emulator, P.prepare(conv, model=MODEL, **OPTS))
     kinds = [type(p).__name__ for p in reply.parts]
     assert kinds == ["Text", "str", "ToolCall", "Text", "ToolCall"]
     # Results appended in the reverse order: they go out in call order, in one user turn.
@@ -377,23 +370,25 @@ def test_interleaved_thinking_replayed_in_order(client: anthropic.Anthropic, emu
             {"type": "tool_result", "tool_use_id": "toolu_b", "content": "10:00"},
         ],
     }
-    send(client, emulator, req)
-    assert emulator.errors == []
+    send(anthropic_client, anthropic_emulator, req)
+    assert anthropic_emulator.errors == []
 
     # A naive client that rebuilds the turn canonically (thinking first) is rejected.
     naive = copy.deepcopy(req.body)
     blocks = naive["messages"][1]["content"]
     naive["messages"][1]["content"] = [blocks[0], blocks[3], blocks[1], blocks[2], blocks[4]]
-    message = rejected(emulator.base_url, naive, req.headers)
+    message = rejected(anthropic_emulator.base_url, naive, req.headers)
     assert message == BOUND_ELSEWHERE.format(i=1, j=1, detail=PREFIX_DETAIL["messages"])
 
 
-def test_unpaired_call_dropped_and_stray_result_named(client: anthropic.Anthropic, emulator: AnthropicEmulator) -> None:
+def test_unpaired_call_dropped_and_stray_result_named(
+    anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator
+) -> None:
     conv = start(UserMessage("Weather and time?"))
-    emulator.script(
+    anthropic_emulator.script(
         Think("both"), Call("toolu_a", "get_weather", {"city": "Rome"}), Call("toolu_b", "get_time", {"city": "Rome"})
     )
-    reply = send(client, emulator, P.prepare(conv, model=MODEL, **OPTS))
+    reply = send(anthropic_client, anthropic_emulator, P.prepare(conv, model=MODEL, **OPTS))
     conv = conv.append(reply, ToolMessage("25°C", "toolu_a"), ToolMessage("late", "toolu_zz"))
     # Dropping the unanswered call changes the turn: with thinking on, that is a ReplayError...
     with pytest.raises(ReplayError) as err:
@@ -415,12 +410,12 @@ def test_unpaired_call_dropped_and_stray_result_named(client: anthropic.Anthropi
             ],
         },
     ]
-    send(client, emulator, req)
-    assert emulator.errors == []
+    send(anthropic_client, anthropic_emulator, req)
+    assert anthropic_emulator.errors == []
     # What a naive client sends (the unanswered call kept) is rejected.
     naive = copy.deepcopy(req.body)
     naive["messages"][1]["content"].append({"type": "tool_use", "id": "toolu_b", "name": "get_time", "input": {}})
-    assert rejected(emulator.base_url, naive, req.headers) == MISSING_RESULT.format(i=1, ids="toolu_b")
+    assert rejected(anthropic_emulator.base_url, naive, req.headers) == MISSING_RESULT.format(i=1, ids="toolu_b")
 
 
 def test_stray_result_after_user_text_merges_into_one_turn() -> None:
@@ -465,26 +460,30 @@ def _sealed_blocks(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def test_pruned_history_goes_out_unsealed(client: anthropic.Anthropic, emulator: AnthropicEmulator) -> None:
-    conv = tool_loop(client, emulator)
+def test_pruned_history_goes_out_unsealed(
+    anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator
+) -> None:
+    conv = tool_loop(anthropic_client, anthropic_emulator)
     sealed = P.prepare(conv, model=MODEL, **OPTS)
     assert len(_sealed_blocks(sealed.body)) == 2
     pruned = conv.with_messages([conv[0], conv[1], *conv[3:]])  # the first reply was summarised away
     req = P.prepare(pruned, model=MODEL, **OPTS)
     assert _sealed_blocks(req.body) == []
     assert [e.reason for e in req.report] == ["prefix-changed"]
-    send(client, emulator, req)
-    assert emulator.errors == []
+    send(anthropic_client, anthropic_emulator, req)
+    assert anthropic_emulator.errors == []
     # The naive client prunes the same way but keeps the later signature: rejected.
     naive = copy.deepcopy(sealed.body)
     del naive["messages"][1:3]
     naive["messages"][0] = {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]}
-    message = rejected(emulator.base_url, naive, sealed.headers)
+    message = rejected(anthropic_emulator.base_url, naive, sealed.headers)
     assert message == BOUND_ELSEWHERE.format(i=1, j=0, detail=PREFIX_DETAIL["messages"])
 
 
-def test_edited_turn_goes_out_unsealed(client: anthropic.Anthropic, emulator: AnthropicEmulator) -> None:
-    conv = tool_loop(client, emulator)
+def test_edited_turn_goes_out_unsealed(
+    anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator
+) -> None:
+    conv = tool_loop(anthropic_client, anthropic_emulator)
     last = conv[4]
     assert isinstance(last, AssistantMessage)
     # An edit through the API unseals the turn; an edit of a stored copy keeps a binding that no longer holds.
@@ -499,57 +498,63 @@ def test_edited_turn_goes_out_unsealed(client: anthropic.Anthropic, emulator: An
         assert [e.reason for e in req.report] == ["kept", reason]
         assert len(_sealed_blocks(req.body)) == 1  # the earlier, untouched turn stays sealed
         assert req.body["messages"][3] == {"role": "assistant", "content": [{"type": "text", "text": "It is warm."}]}
-        send(client, emulator, req)
-    assert emulator.errors == []
+        send(anthropic_client, anthropic_emulator, req)
+    assert anthropic_emulator.errors == []
     # The naive client edits the thinking text itself and keeps the signature: rejected.
     naive = copy.deepcopy(P.prepare(conv, model=MODEL, **OPTS).body)
     naive["messages"][3]["content"][0]["thinking"] = "It is rainy."
-    assert rejected(emulator.base_url, naive, req.headers) == CANNOT_MODIFY.format(i=3, j=0)
+    assert rejected(anthropic_emulator.base_url, naive, req.headers) == CANNOT_MODIFY.format(i=3, j=0)
     naive["messages"][1]["content"][0]["thinking"] = "Edited earlier thinking."
-    assert rejected(emulator.base_url, naive, req.headers) == INVALID_SIGNATURE.format(i=1, j=0)
+    assert rejected(anthropic_emulator.base_url, naive, req.headers) == INVALID_SIGNATURE.format(i=1, j=0)
 
 
-def test_changed_system_prompt_goes_out_unsealed(client: anthropic.Anthropic, emulator: AnthropicEmulator) -> None:
-    conv = tool_loop(client, emulator)
+def test_changed_system_prompt_goes_out_unsealed(
+    anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator
+) -> None:
+    conv = tool_loop(anthropic_client, anthropic_emulator)
     changed = conv.append(SystemMessage("Answer in French."))
     req = P.prepare(changed, model=MODEL, **OPTS)
     assert [e.reason for e in req.report] == ["prefix-changed", "prefix-changed"]
     assert _sealed_blocks(req.body) == []
-    send(client, emulator, req)
+    send(anthropic_client, anthropic_emulator, req)
     naive = copy.deepcopy(P.prepare(conv, model=MODEL, **OPTS).body)
     naive["system"] = req.body["system"]
-    message = rejected(emulator.base_url, naive, req.headers)
+    message = rejected(anthropic_emulator.base_url, naive, req.headers)
     assert message == BOUND_ELSEWHERE.format(i=1, j=0, detail=PREFIX_DETAIL["system"])
     assert "The block is bound to a different conversation" in message
 
 
-def test_changed_tools_go_out_unsealed(client: anthropic.Anthropic, emulator: AnthropicEmulator) -> None:
-    conv = tool_loop(client, emulator)
+def test_changed_tools_go_out_unsealed(
+    anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator
+) -> None:
+    conv = tool_loop(anthropic_client, anthropic_emulator)
     req = P.prepare(conv.with_tools([WEATHER]), model=MODEL, **OPTS)
     assert _sealed_blocks(req.body) == []
-    send(client, emulator, req)
+    send(anthropic_client, anthropic_emulator, req)
     naive = copy.deepcopy(P.prepare(conv, model=MODEL, **OPTS).body)
     naive["tools"] = req.body["tools"]
-    assert rejected(emulator.base_url, naive, req.headers) == BOUND_ELSEWHERE.format(
+    assert rejected(anthropic_emulator.base_url, naive, req.headers) == BOUND_ELSEWHERE.format(
         i=1, j=0, detail=PREFIX_DETAIL["tools"]
     )
 
 
 def test_retargeted_to_another_model_goes_out_unsealed(
-    client: anthropic.Anthropic, emulator: AnthropicEmulator
+    anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator
 ) -> None:
-    conv = tool_loop(client, emulator)
+    conv = tool_loop(anthropic_client, anthropic_emulator)
     req = P.prepare(conv, model="claude-emulated-opus", **OPTS)
     assert [e.reason for e in req.report] == ["origin-mismatch", "origin-mismatch"]
     assert _sealed_blocks(req.body) == []
-    send(client, emulator, req)
-    assert emulator.errors == []
+    send(anthropic_client, anthropic_emulator, req)
+    assert anthropic_emulator.errors == []
     naive = {**P.prepare(conv, model=MODEL, **OPTS).body, "model": "claude-emulated-opus"}
-    assert rejected(emulator.base_url, naive, req.headers) == INVALID_SIGNATURE.format(i=1, j=0)
+    assert rejected(anthropic_emulator.base_url, naive, req.headers) == INVALID_SIGNATURE.format(i=1, j=0)
 
 
-def test_other_account_goes_out_unsealed(client: anthropic.Anthropic, emulator: AnthropicEmulator) -> None:
-    conv = tool_loop(client, emulator)
+def test_other_account_goes_out_unsealed(
+    anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator
+) -> None:
+    conv = tool_loop(anthropic_client, anthropic_emulator)
     req = thinkseal.provider("anthropic", account="team-b").prepare(conv, model=MODEL, **OPTS)
     assert {e.reason for e in req.report} == {"origin-mismatch"}
     assert _sealed_blocks(req.body) == []
@@ -591,7 +596,9 @@ def test_opaque_never_sent_even_when_kept() -> None:
     assert b"payload" not in req.content
 
 
-def test_unbound_history_goes_out_unsealed(client: anthropic.Anthropic, emulator: AnthropicEmulator) -> None:
+def test_unbound_history_goes_out_unsealed(
+    anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator
+) -> None:
     imported = AssistantMessage(
         "It is sunny.", thinking=[ThinkingBlock.Text("from a log", "SIG_FROM_LOG"), ThinkingBlock.Redacted("UkVE")]
     )
@@ -601,13 +608,15 @@ def test_unbound_history_goes_out_unsealed(client: anthropic.Anthropic, emulator
     assert req.body["messages"][1] == {"role": "assistant", "content": [{"type": "text", "text": "It is sunny."}]}
     assert b"SIG_FROM_LOG" not in req.content
     assert b"UkVE" not in req.content
-    send(client, emulator, req)
+    send(anthropic_client, anthropic_emulator, req)
     naive = copy.deepcopy(req.body)
     naive["messages"][1]["content"].insert(0, {"type": "thinking", "thinking": "from a log", "signature": "SIG"})
-    assert rejected(emulator.base_url, naive, req.headers) == INVALID_SIGNATURE.format(i=1, j=0)
+    assert rejected(anthropic_emulator.base_url, naive, req.headers) == INVALID_SIGNATURE.format(i=1, j=0)
 
 
-def test_unsigned_thinking_never_sent(client: anthropic.Anthropic, emulator: AnthropicEmulator) -> None:
+def test_unsigned_thinking_never_sent(
+    anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator
+) -> None:
     conv = start(
         UserMessage("Weather?"),
         AssistantMessage("Sunny.", thinking=[ThinkingBlock.Text("deepseek reasoning")]),
@@ -615,12 +624,15 @@ def test_unsigned_thinking_never_sent(client: anthropic.Anthropic, emulator: Ant
     )
     req = P.prepare(conv, model=MODEL, **OPTS)
     assert b"deepseek reasoning" not in req.content
-    send(client, emulator, req)
+    send(anthropic_client, anthropic_emulator, req)
     naive = copy.deepcopy(req.body)
     naive["messages"][1]["content"].insert(0, {"type": "thinking", "thinking": "deepseek reasoning"})
-    assert rejected(emulator.base_url, naive, req.headers) == "messages.1.content.0.thinking.signature: Field required"
+    assert (
+        rejected(anthropic_emulator.base_url, naive, req.headers)
+        == "messages.1.content.0.thinking.signature: Field required"
+    )
     naive["messages"][1]["content"][0]["signature"] = ""
-    assert rejected(emulator.base_url, naive, req.headers) == INVALID_SIGNATURE.format(i=1, j=0)
+    assert rejected(anthropic_emulator.base_url, naive, req.headers) == INVALID_SIGNATURE.format(i=1, j=0)
 
 
 def test_thinking_only_turn_is_left_out() -> None:
@@ -648,9 +660,9 @@ def _unsealed_tool_loop(client: anthropic.Anthropic, emulator: AnthropicEmulator
 
 @pytest.mark.parametrize("thinking", [THINKING, {"type": "adaptive"}])
 def test_replay_error_when_tool_loop_turn_would_go_out_unsealed(
-    client: anthropic.Anthropic, emulator: AnthropicEmulator, thinking: dict[str, Any]
+    anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator, thinking: dict[str, Any]
 ) -> None:
-    conv = _unsealed_tool_loop(client, emulator)
+    conv = _unsealed_tool_loop(anthropic_client, anthropic_emulator)
     with pytest.raises(ReplayError) as err:
         P.prepare(conv, model=MODEL, max_tokens=4096, thinking=thinking)
     assert err.value.index == 2
@@ -659,9 +671,9 @@ def test_replay_error_when_tool_loop_turn_would_go_out_unsealed(
     assert "disable thinking" in str(err.value)
     # Without thinking the same request is fine; it is what a naive client would send with thinking on:
     plain = P.prepare(conv, model=MODEL, max_tokens=4096)
-    send(client, emulator, plain)
+    send(anthropic_client, anthropic_emulator, plain)
     naive = {**plain.body, "thinking": thinking}
-    assert rejected(emulator.base_url, naive, plain.headers) == LEADING_THINKING.format(i=1, found="tool_use")
+    assert rejected(anthropic_emulator.base_url, naive, plain.headers) == LEADING_THINKING.format(i=1, found="tool_use")
 
 
 def test_replay_error_for_a_turn_that_never_had_thinking() -> None:
@@ -678,16 +690,16 @@ def test_replay_error_for_a_turn_that_never_had_thinking() -> None:
     P.prepare(conv, model=MODEL, max_tokens=4096, thinking={"type": "disabled"})
 
 
-def test_drop_block_opt_in(client: anthropic.Anthropic, emulator: AnthropicEmulator) -> None:
-    conv = _unsealed_tool_loop(client, emulator)
+def test_drop_block_opt_in(anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator) -> None:
+    conv = _unsealed_tool_loop(anthropic_client, anthropic_emulator)
     thinking = {**THINKING, "block_binding": {"prefix_mismatch_behavior": "drop_block"}}
     req = P.prepare(conv, model=MODEL, max_tokens=4096, thinking=thinking, betas=["interleaved-thinking-2025-05-14"])
     assert req.headers["anthropic-beta"] == f"interleaved-thinking-2025-05-14,{BINDING_BETA}"
     assert req.body["thinking"] == thinking
     assert "betas" not in req.body
     assert _sealed_blocks(req.body) == []
-    send(client, emulator, req, beta=True)
-    assert emulator.outcomes[-1].degraded
+    send(anthropic_client, anthropic_emulator, req, beta=True)
+    assert anthropic_emulator.outcomes[-1].degraded
     # block_binding without drop_block still needs the beta header, and keeps the ReplayError.
     with pytest.raises(ReplayError):
         P.prepare(conv, model=MODEL, max_tokens=4096, thinking={**THINKING, "block_binding": {}})
@@ -698,15 +710,17 @@ def test_drop_block_opt_in(client: anthropic.Anthropic, emulator: AnthropicEmula
 
 
 def test_drop_block_lets_the_emulator_drop_what_a_naive_client_sends(
-    client: anthropic.Anthropic, emulator: AnthropicEmulator
+    anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator
 ) -> None:
-    conv = tool_loop(client, emulator)
+    conv = tool_loop(anthropic_client, anthropic_emulator)
     sealed = P.prepare(conv, model=MODEL, **OPTS).body
     naive = {**copy.deepcopy(sealed), "system": "Changed."}
     naive["thinking"] = {**THINKING, "block_binding": {"prefix_mismatch_behavior": "drop_block"}}
     headers = {"anthropic-version": "2023-06-01", "content-type": "application/json"}
-    assert "requires the `thinking-binding-controls-2026-08-01`" in rejected(emulator.base_url, naive, headers)
-    status, payload = post(emulator.base_url, naive, {**headers, "anthropic-beta": BINDING_BETA})
+    assert "requires the `thinking-binding-controls-2026-08-01`" in rejected(
+        anthropic_emulator.base_url, naive, headers
+    )
+    status, payload = post(anthropic_emulator.base_url, naive, {**headers, "anthropic-beta": BINDING_BETA})
     assert status == 200
     assert [t["path"] for t in json.loads(payload)["input_transformations"]] == [
         "messages.1.content.0",

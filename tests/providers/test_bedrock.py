@@ -12,13 +12,11 @@ import json
 import typing
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-import boto3  # type: ignore[import-untyped]
-import botocore.client  # type: ignore[import-untyped]
 import pytest
 from botocore.exceptions import ClientError  # type: ignore[import-untyped]
 from botocore.parsers import RestJSONParser  # type: ignore[import-untyped]
@@ -128,28 +126,6 @@ def as_boto3_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 # -- emulator plumbing ------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def emulator() -> Iterator[BedrockEmulator]:
-    server = BedrockEmulator()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def client(emulator: BedrockEmulator) -> botocore.client.BaseClient:
-    return boto3.client(
-        "bedrock-runtime",
-        region_name="us-east-1",
-        endpoint_url=emulator.base_url,
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-        config=botocore.client.Config(retries={"max_attempts": 1}),
-    )
 
 
 def model_of(req: thinkseal.PreparedRequest) -> str:
@@ -295,23 +271,23 @@ def test_stream_fixture_matches_receive() -> None:
 # -- the loop against the emulator, through boto3 ------------------------------------------------------------
 
 
-def test_tool_loop_through_boto3_stays_sealed(client: Any, emulator: BedrockEmulator) -> None:
-    conv = tool_loop(client, emulator)
+def test_tool_loop_through_boto3_stays_sealed(bedrock_client: Any, bedrock_emulator: BedrockEmulator) -> None:
+    conv = tool_loop(bedrock_client, bedrock_emulator)
     for n in range(2):
-        emulator.script(Think(f"round {n}"), Call(f"tooluse_r{n}", "get_time", {"city": "Paris"}))
-        conv = conv.append(send(client, emulator, P.prepare(conv, model=MODEL, **OPTS)))
+        bedrock_emulator.script(Think(f"round {n}"), Call(f"tooluse_r{n}", "get_time", {"city": "Paris"}))
+        conv = conv.append(send(bedrock_client, bedrock_emulator, P.prepare(conv, model=MODEL, **OPTS)))
         conv = conv.append(ToolMessage(f"1{n}:00", f"tooluse_r{n}"))
     req = P.prepare(conv, model=MODEL, **OPTS)
     assert [e.reason for e in req.report] == ["kept"] * 4
-    send(client, emulator, req)
+    send(bedrock_client, bedrock_emulator, req)
     # The JSON bytes themselves are what Bedrock's HTTP API takes (redactedContent as base64 text).
-    status, payload = post(emulator.base_url, req.path, req.content)
+    status, payload = post(bedrock_emulator.base_url, req.path, req.content)
     assert status == 200, payload
     assert req.receive(payload).content == "Done."
-    assert emulator.errors == []
+    assert bedrock_emulator.errors == []
 
 
-def test_streaming_through_boto3_matches_converse(client: Any, emulator: BedrockEmulator) -> None:
+def test_streaming_through_boto3_matches_converse(bedrock_client: Any, bedrock_emulator: BedrockEmulator) -> None:
     conv = start(UserMessage("Weather and time?"))
     script = (
         Think("two tools"),
@@ -321,28 +297,28 @@ def test_streaming_through_boto3_matches_converse(client: Any, emulator: Bedrock
         Think(""),
         Call("tooluse_b", "get_time", {"city": "Rome"}),
     )
-    emulator.script(*script)
-    emulator.script(*script)
-    received = send(client, emulator, P.prepare(conv, model=MODEL, **OPTS))
-    streamed = send_stream(client, P.prepare(conv, model=MODEL, stream=True, **OPTS))
+    bedrock_emulator.script(*script)
+    bedrock_emulator.script(*script)
+    received = send(bedrock_client, bedrock_emulator, P.prepare(conv, model=MODEL, **OPTS))
+    streamed = send_stream(bedrock_client, P.prepare(conv, model=MODEL, stream=True, **OPTS))
     assert streamed == received
     assert streamed.parts == received.parts
     conv = conv.append(streamed, ToolMessage("25°C", "tooluse_a"), ToolMessage("10:00", "tooluse_b"))
-    emulator.script(Think("ok"), Say("25°C at 10:00."))
-    assert send_stream(client, P.prepare(conv, model=MODEL, stream=True, **OPTS)).content == "25°C at 10:00."
-    assert emulator.errors == []
+    bedrock_emulator.script(Think("ok"), Say("25°C at 10:00."))
+    assert send_stream(bedrock_client, P.prepare(conv, model=MODEL, stream=True, **OPTS)).content == "25°C at 10:00."
+    assert bedrock_emulator.errors == []
 
 
-def test_interleaved_turn_replayed_in_order(client: Any, emulator: BedrockEmulator) -> None:
+def test_interleaved_turn_replayed_in_order(bedrock_client: Any, bedrock_emulator: BedrockEmulator) -> None:
     conv = start(UserMessage("Weather and time?"))
-    emulator.script(
+    bedrock_emulator.script(
         Think("first"),
         Say("Weather first."),
         Call("tooluse_a", "get_weather", {"city": "Rome"}),
         Think("second"),
         Call("tooluse_b", "get_time", {"city": "Rome"}),
     )
-    reply = send(client, emulator, P.prepare(conv, model=MODEL, **OPTS))
+    reply = send(bedrock_client, bedrock_emulator, P.prepare(conv, model=MODEL, **OPTS))
     conv = conv.append(reply, ToolMessage("10:00", "tooluse_b"), ToolMessage("bad city", "tooluse_a", is_error=True))
     req = P.prepare(conv, model=MODEL, **OPTS)
     content = req.body["messages"][1]["content"]
@@ -351,22 +327,22 @@ def test_interleaved_turn_replayed_in_order(client: Any, emulator: BedrockEmulat
         {"toolResult": {"toolUseId": "tooluse_a", "content": [{"text": "bad city"}], "status": "error"}},
         {"toolResult": {"toolUseId": "tooluse_b", "content": [{"text": "10:00"}]}},
     ]
-    send(client, emulator, req)
+    send(bedrock_client, bedrock_emulator, req)
     naive = copy.deepcopy(req.body)
     naive["messages"][1]["content"] = [content[0], content[3], content[1], content[2], content[4]]
-    assert rejected(emulator.base_url, req.path, naive) == MODEL_ERRORS + BOUND_ELSEWHERE.format(
+    assert rejected(bedrock_emulator.base_url, req.path, naive) == MODEL_ERRORS + BOUND_ELSEWHERE.format(
         i=1, j=1, detail=PREFIX_DETAIL["messages"]
     )
 
 
-def test_unpaired_call_dropped_and_stray_result_named(client: Any, emulator: BedrockEmulator) -> None:
+def test_unpaired_call_dropped_and_stray_result_named(bedrock_client: Any, bedrock_emulator: BedrockEmulator) -> None:
     conv = start(UserMessage("Weather and time?"))
-    emulator.script(
+    bedrock_emulator.script(
         Think("both"),
         Call("tooluse_a", "get_weather", {"city": "Rome"}),
         Call("tooluse_b", "get_time", {"city": "Rome"}),
     )
-    conv = conv.append(send(client, emulator, P.prepare(conv, model=MODEL, **OPTS)))
+    conv = conv.append(send(bedrock_client, bedrock_emulator, P.prepare(conv, model=MODEL, **OPTS)))
     conv = conv.append(ToolMessage("25°C", "tooluse_a"), ToolMessage("late", "tooluse_zz", is_error=True))
     with pytest.raises(ReplayError) as err:
         P.prepare(conv, model=MODEL, **OPTS)
@@ -386,33 +362,35 @@ def test_unpaired_call_dropped_and_stray_result_named(client: Any, emulator: Bed
             ],
         },
     ]
-    send(client, emulator, req)
+    send(bedrock_client, bedrock_emulator, req)
     naive = copy.deepcopy(req.body)
     naive["messages"][1]["content"].append({"toolUse": {"toolUseId": "tooluse_b", "name": "get_time", "input": {}}})
-    assert rejected(emulator.base_url, req.path, naive) == MODEL_ERRORS + MISSING_RESULT.format(i=1, ids="tooluse_b")
+    assert rejected(bedrock_emulator.base_url, req.path, naive) == MODEL_ERRORS + MISSING_RESULT.format(
+        i=1, ids="tooluse_b"
+    )
 
 
 # -- histories that must go out unsealed ------------------------------------------------------------------
 
 
-def test_pruned_history_goes_out_unsealed(client: Any, emulator: BedrockEmulator) -> None:
-    conv = tool_loop(client, emulator)
+def test_pruned_history_goes_out_unsealed(bedrock_client: Any, bedrock_emulator: BedrockEmulator) -> None:
+    conv = tool_loop(bedrock_client, bedrock_emulator)
     sealed = P.prepare(conv, model=MODEL, **OPTS)
     assert len(_sealed_blocks(sealed.body)) == 3
     pruned = conv.with_messages([conv[0], conv[1], *conv[3:]])
     req = P.prepare(pruned, model=MODEL, **OPTS)
     assert [e.reason for e in req.report] == ["prefix-changed"]
     assert _sealed_blocks(req.body) == []
-    send(client, emulator, req)
+    send(bedrock_client, bedrock_emulator, req)
     naive = copy.deepcopy(sealed.body)
     del naive["messages"][1:3]  # the same pruning, signatures kept: the redacted block now leads the turn
-    assert rejected(emulator.base_url, sealed.path, naive) == MODEL_ERRORS + BOUND_ELSEWHERE.format(
+    assert rejected(bedrock_emulator.base_url, sealed.path, naive) == MODEL_ERRORS + BOUND_ELSEWHERE.format(
         i=1, j=0, detail=PREFIX_DETAIL["messages"]
     )
 
 
-def test_edited_turn_goes_out_unsealed(client: Any, emulator: BedrockEmulator) -> None:
-    conv = tool_loop(client, emulator)
+def test_edited_turn_goes_out_unsealed(bedrock_client: Any, bedrock_emulator: BedrockEmulator) -> None:
+    conv = tool_loop(bedrock_client, bedrock_emulator)
     last = conv[4]
     assert isinstance(last, AssistantMessage)
     stored = last.to_dict()
@@ -424,37 +402,37 @@ def test_edited_turn_goes_out_unsealed(client: Any, emulator: BedrockEmulator) -
         req = P.prepare(conv.with_messages([*conv[:4], edited_turn, conv[5]]), model=MODEL, **OPTS)
         assert [e.reason for e in req.report] == ["kept", reason]
         assert req.body["messages"][3] == {"role": "assistant", "content": [{"text": "It is warm."}]}
-        send(client, emulator, req)
+        send(bedrock_client, bedrock_emulator, req)
     naive = copy.deepcopy(P.prepare(conv, model=MODEL, **OPTS).body)
     naive["messages"][3]["content"][1]["reasoningContent"]["reasoningText"]["text"] = "rainy"
     path = P.prepare(conv, model=MODEL, **OPTS).path
-    assert rejected(emulator.base_url, path, naive) == MODEL_ERRORS + CANNOT_MODIFY.format(i=3, j=1)
+    assert rejected(bedrock_emulator.base_url, path, naive) == MODEL_ERRORS + CANNOT_MODIFY.format(i=3, j=1)
 
 
-def test_changed_system_prompt_goes_out_unsealed(client: Any, emulator: BedrockEmulator) -> None:
-    conv = tool_loop(client, emulator)
+def test_changed_system_prompt_goes_out_unsealed(bedrock_client: Any, bedrock_emulator: BedrockEmulator) -> None:
+    conv = tool_loop(bedrock_client, bedrock_emulator)
     req = P.prepare(conv.append(SystemMessage("Answer in French.")), model=MODEL, **OPTS)
     assert [e.reason for e in req.report] == ["prefix-changed", "prefix-changed"]
     assert _sealed_blocks(req.body) == []
     assert req.body["system"] == [{"text": "You are a weather assistant."}, {"text": "Answer in French."}]
-    send(client, emulator, req)
+    send(bedrock_client, bedrock_emulator, req)
     naive = {**P.prepare(conv, model=MODEL, **OPTS).body, "system": req.body["system"]}
-    assert rejected(emulator.base_url, req.path, naive) == MODEL_ERRORS + BOUND_ELSEWHERE.format(
+    assert rejected(bedrock_emulator.base_url, req.path, naive) == MODEL_ERRORS + BOUND_ELSEWHERE.format(
         i=1, j=0, detail=PREFIX_DETAIL["system"]
     )
 
 
-def test_retargeted_to_another_model_goes_out_unsealed(client: Any, emulator: BedrockEmulator) -> None:
-    conv = tool_loop(client, emulator)
+def test_retargeted_to_another_model_goes_out_unsealed(bedrock_client: Any, bedrock_emulator: BedrockEmulator) -> None:
+    conv = tool_loop(bedrock_client, bedrock_emulator)
     other = "anthropic.claude-opus-4-5-20251101-v1:0"
     req = P.prepare(conv, model=other, **OPTS)
     assert [e.reason for e in req.report] == ["origin-mismatch", "origin-mismatch"]
     assert _sealed_blocks(req.body) == []
-    send(client, emulator, req)
+    send(bedrock_client, bedrock_emulator, req)
     naive = P.prepare(conv, model=MODEL, **OPTS).body
-    assert rejected(emulator.base_url, req.path, naive) == MODEL_ERRORS + INVALID_SIGNATURE.format(i=1, j=0)
+    assert rejected(bedrock_emulator.base_url, req.path, naive) == MODEL_ERRORS + INVALID_SIGNATURE.format(i=1, j=0)
     with pytest.raises(ClientError) as err:  # the same through boto3
-        client.converse(modelId=other, **for_boto3(naive))
+        bedrock_client.converse(modelId=other, **for_boto3(naive))
     assert err.value.response["Error"]["Code"] == "ValidationException"
     assert err.value.response["Error"]["Message"] == MODEL_ERRORS + INVALID_SIGNATURE.format(i=1, j=0)
 
@@ -484,7 +462,7 @@ def test_other_providers_thinking_never_sent() -> None:
         assert text not in req.content
 
 
-def test_unbound_and_unsigned_history_goes_out_unsealed(client: Any, emulator: BedrockEmulator) -> None:
+def test_unbound_and_unsigned_history_goes_out_unsealed(bedrock_client: Any, bedrock_emulator: BedrockEmulator) -> None:
     conv = start(
         UserMessage("Weather?"),
         AssistantMessage("Sunny.", thinking=[ThinkingBlock.Text("imported", "SIG_LOG"), ThinkingBlock.Text("r1 text")]),
@@ -493,14 +471,14 @@ def test_unbound_and_unsigned_history_goes_out_unsealed(client: Any, emulator: B
     req = P.prepare(conv, model=MODEL, **OPTS)
     assert [e.reason for e in req.report] == ["unbound"]
     assert req.body["messages"][1] == {"role": "assistant", "content": [{"text": "Sunny."}]}
-    send(client, emulator, req)
+    send(bedrock_client, bedrock_emulator, req)
     naive = copy.deepcopy(req.body)
     naive["messages"][1]["content"].insert(0, {"reasoningContent": {"reasoningText": {"text": "r1 text"}}})
-    assert rejected(emulator.base_url, req.path, naive) == (
+    assert rejected(bedrock_emulator.base_url, req.path, naive) == (
         MODEL_ERRORS + "messages.1.content.0.thinking.signature: Field required"
     )
     naive["messages"][1]["content"][0]["reasoningContent"]["reasoningText"] = {"text": None, "signature": "S"}
-    assert rejected(emulator.base_url, req.path, naive) == NULL_TEXT.format(i=2, j=1)
+    assert rejected(bedrock_emulator.base_url, req.path, naive) == NULL_TEXT.format(i=2, j=1)
 
 
 # -- ReplayError and drop_block -------------------------------------------------------------------------------
@@ -513,16 +491,16 @@ def _unsealed_tool_loop(client: Any, emulator: BedrockEmulator) -> Conversation:
     return conv.append(ToolMessage("20°C", "tooluse_1")).with_tools([WEATHER])
 
 
-def test_replay_error_and_drop_block_opt_in(client: Any, emulator: BedrockEmulator) -> None:
-    conv = _unsealed_tool_loop(client, emulator)
+def test_replay_error_and_drop_block_opt_in(bedrock_client: Any, bedrock_emulator: BedrockEmulator) -> None:
+    conv = _unsealed_tool_loop(bedrock_client, bedrock_emulator)
     for thinking in (THINKING, {"type": "adaptive"}):
         with pytest.raises(ReplayError) as err:
             P.prepare(conv, model=MODEL, **with_thinking(thinking))
         assert (err.value.index, err.value.reason) == (2, "prefix-changed")
     plain = P.prepare(conv, model=MODEL, inferenceConfig={"maxTokens": 4096})
-    send(client, emulator, plain)
+    send(bedrock_client, bedrock_emulator, plain)
     naive = {**plain.body, "additionalModelRequestFields": {"thinking": THINKING}}
-    assert rejected(emulator.base_url, plain.path, naive) == MODEL_ERRORS + LEADING_THINKING.format(
+    assert rejected(bedrock_emulator.base_url, plain.path, naive) == MODEL_ERRORS + LEADING_THINKING.format(
         i=1, found="tool_use"
     )
     opt_in = {**THINKING, "block_binding": {"prefix_mismatch_behavior": "drop_block"}}
@@ -538,8 +516,8 @@ def test_replay_error_and_drop_block_opt_in(client: Any, emulator: BedrockEmulat
     }
     assert req.headers == {"content-type": "application/json"}
     check_request(req)
-    send(client, emulator, req)
-    assert emulator.outcomes[-1].degraded
+    send(bedrock_client, bedrock_emulator, req)
+    assert bedrock_emulator.outcomes[-1].degraded
 
 
 def test_block_binding_without_drop_adds_the_beta_but_keeps_the_error() -> None:

@@ -28,12 +28,9 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import anthropic
-import boto3  # type: ignore[import-untyped]
-import botocore.client  # type: ignore[import-untyped]
 import pytest
 
 import thinkseal
@@ -79,43 +76,6 @@ def start(question: str) -> Conversation:
     return Conversation([SystemMessage("You are a weather assistant."), UserMessage(question)], tools=[WEATHER])
 
 
-@pytest.fixture
-def a_emulator() -> Iterator[AnthropicEmulator]:
-    server = AnthropicEmulator()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def a_client(a_emulator: AnthropicEmulator) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=a_emulator.base_url, api_key="test", max_retries=0)
-
-
-@pytest.fixture
-def b_emulator() -> Iterator[BedrockEmulator]:
-    server = BedrockEmulator()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def b_client(b_emulator: BedrockEmulator) -> Any:
-    return boto3.client(
-        "bedrock-runtime",
-        region_name="us-east-1",
-        endpoint_url=b_emulator.base_url,
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-        config=botocore.client.Config(retries={"max_attempts": 1}),
-    )
-
-
 def a_send(client: anthropic.Anthropic, req: Any) -> AssistantMessage:
     check_anthropic(req)
     return req.receive(client.messages.create(**req.body, extra_headers=req.headers).model_dump())
@@ -130,11 +90,11 @@ def b_send(client: Any, req: Any) -> AssistantMessage:
 
 
 def test_blank_text_is_kept_but_not_sent_back_to_anthropic(
-    a_client: anthropic.Anthropic, a_emulator: AnthropicEmulator
+    anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator
 ) -> None:
     conv = start("Weather in Paris?")
-    a_emulator.script(Say("\n\n"), Think("It is sunny in Paris."), Say("It is sunny."))
-    reply = a_send(a_client, A.prepare(conv, model=A_MODEL, **a_options(ADAPTIVE)))
+    anthropic_emulator.script(Say("\n\n"), Think("It is sunny in Paris."), Say("It is sunny."))
+    reply = a_send(anthropic_client, A.prepare(conv, model=A_MODEL, **a_options(ADAPTIVE)))
     assert [type(p).__name__ for p in reply.parts] == ["str", "Text", "str"]
     assert reply.parts[0] == "\n\n"  # kept as received: the fingerprint does not change
     assert reply.has_sealed_thinking
@@ -142,49 +102,49 @@ def test_blank_text_is_kept_but_not_sent_back_to_anthropic(
     req = A.prepare(conv, model=A_MODEL, **a_options(ADAPTIVE))
     assert req.report[0].kept
     assert [b["type"] for b in req.body["messages"][1]["content"]] == ["thinking", "text"]
-    a_emulator.script(Think("Rain."), Say("Rain tomorrow."))
-    assert a_send(a_client, req).content == "Rain tomorrow."
-    assert a_emulator.errors == []
+    anthropic_emulator.script(Think("Rain."), Say("Rain tomorrow."))
+    assert a_send(anthropic_client, req).content == "Rain tomorrow."
+    assert anthropic_emulator.errors == []
     # What a naive client sends back (the reply as it came) is Anthropic's 400.
     naive = copy.deepcopy(req.body)
     naive["messages"][1]["content"].insert(0, {"type": "text", "text": "\n\n"})
-    status, payload = a_emulator.respond(naive, req.headers)
+    status, payload = anthropic_emulator.respond(naive, req.headers)
     assert status == 400
     assert payload["error"]["message"] == BLANK_TEXT.format(where="messages")
     assert payload["error"]["message"] == "messages: text content blocks must contain non-whitespace text"
 
 
 def test_blank_text_before_thinking_in_a_tool_loop(
-    a_client: anthropic.Anthropic, a_emulator: AnthropicEmulator
+    anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator
 ) -> None:
     """Left out, the blank block no longer stands before the thinking: the tool
     loop's turn starts with its thinking, as Claude requires."""
     conv = start("Weather in Paris?")
-    a_emulator.script(Say("\n\n"), Think("Check it."), Call("toolu_1", "get_weather", {"city": "Paris"}))
-    conv = conv.append(a_send(a_client, A.prepare(conv, model=A_MODEL, **a_options(ADAPTIVE))))
+    anthropic_emulator.script(Say("\n\n"), Think("Check it."), Call("toolu_1", "get_weather", {"city": "Paris"}))
+    conv = conv.append(a_send(anthropic_client, A.prepare(conv, model=A_MODEL, **a_options(ADAPTIVE))))
     conv = conv.append(ToolMessage("18°C", "toolu_1"))
     req = A.prepare(conv, model=A_MODEL, **a_options(ADAPTIVE))
     assert [b["type"] for b in req.body["messages"][1]["content"]] == ["thinking", "tool_use"]
-    a_emulator.script(Think("Mild."), Say("18°C."))
-    assert a_send(a_client, req).content == "18°C."
-    assert a_emulator.errors == []
+    anthropic_emulator.script(Think("Mild."), Say("18°C."))
+    assert a_send(anthropic_client, req).content == "18°C."
+    assert anthropic_emulator.errors == []
 
 
-def test_blank_text_is_not_sent_back_to_bedrock(b_client: Any, b_emulator: BedrockEmulator) -> None:
+def test_blank_text_is_not_sent_back_to_bedrock(bedrock_client: Any, bedrock_emulator: BedrockEmulator) -> None:
     conv = start("Weather in Paris?")
-    b_emulator.script(Say("\n\n"), Think("It is sunny in Paris."), Say("It is sunny."))
-    reply = b_send(b_client, B.prepare(conv, model=B_MODEL, **b_options(ADAPTIVE)))
+    bedrock_emulator.script(Say("\n\n"), Think("It is sunny in Paris."), Say("It is sunny."))
+    reply = b_send(bedrock_client, B.prepare(conv, model=B_MODEL, **b_options(ADAPTIVE)))
     assert reply.parts[0] == "\n\n"
     conv = conv.append(reply, UserMessage("And tomorrow?"))
     req = B.prepare(conv, model=B_MODEL, **b_options(ADAPTIVE))
     assert req.report[0].kept
     assert [next(iter(b)) for b in req.body["messages"][1]["content"]] == ["reasoningContent", "text"]
-    b_emulator.script(Think("Rain."), Say("Rain tomorrow."))
-    assert b_send(b_client, req).content == "Rain tomorrow."
-    assert b_emulator.errors == []
+    bedrock_emulator.script(Think("Rain."), Say("Rain tomorrow."))
+    assert b_send(bedrock_client, req).content == "Rain tomorrow."
+    assert bedrock_emulator.errors == []
     naive = copy.deepcopy(req.body)
     naive["messages"][1]["content"].insert(0, {"text": "\n\n"})
-    status, payload, kind = b_emulator.respond(B_MODEL, json.loads(json.dumps(naive)))
+    status, payload, kind = bedrock_emulator.respond(B_MODEL, json.loads(json.dumps(naive)))
     assert (status, kind) == (400, "ValidationException")
     assert payload["message"] == BEDROCK_BLANK.format(i=1, j=0)
 
@@ -193,11 +153,11 @@ def test_blank_text_is_not_sent_back_to_bedrock(b_client: Any, b_emulator: Bedro
 
 
 def test_adaptive_tool_step_without_thinking_continues_on_anthropic(
-    a_client: anthropic.Anthropic, a_emulator: AnthropicEmulator
+    anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator
 ) -> None:
     conv = start("Weather in Paris?")
-    a_emulator.script(Call("toolu_1", "get_weather", {"city": "Paris"}))  # adaptive: no thinking this time
-    reply = a_send(a_client, A.prepare(conv, model=A_MODEL, **a_options(ADAPTIVE)))
+    anthropic_emulator.script(Call("toolu_1", "get_weather", {"city": "Paris"}))  # adaptive: no thinking this time
+    reply = a_send(anthropic_client, A.prepare(conv, model=A_MODEL, **a_options(ADAPTIVE)))
     assert reply.thinking == ()
     assert reply.thinking_binding is None  # nothing sealed: not bound, as it came
     conv = conv.append(reply, ToolMessage("18°C", "toolu_1"))
@@ -206,27 +166,29 @@ def test_adaptive_tool_step_without_thinking_continues_on_anthropic(
     assert req.body["messages"][1]["content"] == [
         {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}
     ]
-    a_emulator.script(Think("Mild."), Say("18°C in Paris."))
-    assert a_send(a_client, req).content == "18°C in Paris."
-    assert a_emulator.errors == []
+    anthropic_emulator.script(Think("Mild."), Say("18°C in Paris."))
+    assert a_send(anthropic_client, req).content == "18°C in Paris."
+    assert anthropic_emulator.errors == []
     # Manual thinking never skips thinking: there the same turn still cannot continue the loop.
     with pytest.raises(ReplayError) as err:
         A.prepare(conv, model=A_MODEL, **a_options(ENABLED))
     assert err.value.reason == "no-sealed-thinking"
-    status, payload = a_emulator.respond({**req.body, "thinking": ENABLED}, req.headers)
+    status, payload = anthropic_emulator.respond({**req.body, "thinking": ENABLED}, req.headers)
     assert status == 400
     assert payload["error"]["message"] == LEADING_THINKING.format(i=1, found="tool_use")
 
 
-def test_adaptive_tool_step_without_thinking_continues_on_bedrock(b_client: Any, b_emulator: BedrockEmulator) -> None:
+def test_adaptive_tool_step_without_thinking_continues_on_bedrock(
+    bedrock_client: Any, bedrock_emulator: BedrockEmulator
+) -> None:
     conv = start("Weather in Paris?")
-    b_emulator.script(Call("tooluse_1", "get_weather", {"city": "Paris"}))
-    conv = conv.append(b_send(b_client, B.prepare(conv, model=B_MODEL, **b_options(ADAPTIVE))))
+    bedrock_emulator.script(Call("tooluse_1", "get_weather", {"city": "Paris"}))
+    conv = conv.append(b_send(bedrock_client, B.prepare(conv, model=B_MODEL, **b_options(ADAPTIVE))))
     conv = conv.append(ToolMessage("18°C", "tooluse_1"))
     req = B.prepare(conv, model=B_MODEL, **b_options(ADAPTIVE))
-    b_emulator.script(Think("Mild."), Say("18°C in Paris."))
-    assert b_send(b_client, req).content == "18°C in Paris."
-    assert b_emulator.errors == []
+    bedrock_emulator.script(Think("Mild."), Say("18°C in Paris."))
+    assert b_send(bedrock_client, req).content == "18°C in Paris."
+    assert bedrock_emulator.errors == []
     with pytest.raises(ReplayError):
         B.prepare(conv, model=B_MODEL, **b_options(ENABLED))
 
@@ -252,10 +214,10 @@ def test_adaptive_still_refuses_sealed_thinking_that_cannot_go_back(provider_id:
     assert (err.value.index, err.value.reason) == (2, "prefix-changed")
 
 
-def test_bedrock_naive_blank_text_through_boto3_names_the_block(b_emulator: BedrockEmulator) -> None:
+def test_bedrock_naive_blank_text_through_boto3_names_the_block(bedrock_emulator: BedrockEmulator) -> None:
     """The Bedrock error names the message and block (indices as the request has them)."""
     body = {"messages": [{"role": "user", "content": [{"text": "Hi"}, {"text": "  "}]}]}
-    status, payload, _ = b_emulator.respond(B_MODEL, body)
+    status, payload, _ = bedrock_emulator.respond(B_MODEL, body)
     assert status == 400
     assert payload["message"] == BEDROCK_BLANK.format(i=0, j=1)
     assert not payload["message"].startswith(MODEL_ERRORS)

@@ -14,12 +14,9 @@ import base64
 import copy
 import hashlib
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import anthropic
-import boto3  # type: ignore[import-untyped]
-import botocore.client  # type: ignore[import-untyped]
 import pytest
 
 import thinkseal
@@ -66,43 +63,6 @@ A = thinkseal.provider("anthropic")
 B = thinkseal.provider("bedrock")
 
 
-@pytest.fixture
-def a_emulator() -> Iterator[AnthropicEmulator]:
-    server = AnthropicEmulator()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def a_client(a_emulator: AnthropicEmulator) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=a_emulator.base_url, api_key="test", max_retries=0)
-
-
-@pytest.fixture
-def b_emulator() -> Iterator[BedrockEmulator]:
-    server = BedrockEmulator()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def b_client(b_emulator: BedrockEmulator) -> Any:
-    return boto3.client(
-        "bedrock-runtime",
-        region_name="us-east-1",
-        endpoint_url=b_emulator.base_url,
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-        config=botocore.client.Config(retries={"max_attempts": 1}),
-    )
-
-
 def a_send(client: anthropic.Anthropic, emulator: AnthropicEmulator, req: Any) -> AssistantMessage:
     check_anthropic(req)
     message = client.messages.create(**req.body, extra_headers=req.headers)
@@ -147,7 +107,9 @@ def with_tool_result(conv: Conversation, call_id: str) -> Conversation:
 # -- the bodies, validated and accepted ------------------------------------------------------
 
 
-def test_anthropic_parts_and_breakpoints(a_client: anthropic.Anthropic, a_emulator: AnthropicEmulator) -> None:
+def test_anthropic_parts_and_breakpoints(
+    anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator
+) -> None:
     conv = opening()
     first = A.prepare(conv, model=A_MODEL, **A_OPTS)
     assert first.body["system"] == [
@@ -178,8 +140,8 @@ def test_anthropic_parts_and_breakpoints(a_client: anthropic.Anthropic, a_emulat
             ],
         }
     ]
-    a_emulator.script(Think("Look at the chart."), Call("toolu_1", "get_chart"))
-    conv = with_tool_result(conv.append(a_send(a_client, a_emulator, first)), "toolu_1")
+    anthropic_emulator.script(Think("Look at the chart."), Call("toolu_1", "get_chart"))
+    conv = with_tool_result(conv.append(a_send(anthropic_client, anthropic_emulator, first)), "toolu_1")
     req = A.prepare(conv, model=A_MODEL, **A_OPTS)
     assert [e.reason for e in req.report] == ["kept"]
     assert req.body["messages"][2] == {
@@ -196,12 +158,12 @@ def test_anthropic_parts_and_breakpoints(a_client: anthropic.Anthropic, a_emulat
             {"type": "text", "text": "And tomorrow?", "cache_control": {"type": "ephemeral"}},
         ],
     }
-    a_emulator.script(Think("Rain."), Say("Rain tomorrow."))
-    assert a_send(a_client, a_emulator, req).content == "Rain tomorrow."
-    assert a_emulator.errors == []
+    anthropic_emulator.script(Think("Rain."), Say("Rain tomorrow."))
+    assert a_send(anthropic_client, anthropic_emulator, req).content == "Rain tomorrow."
+    assert anthropic_emulator.errors == []
 
 
-def test_bedrock_parts_and_breakpoints(b_client: Any, b_emulator: BedrockEmulator) -> None:
+def test_bedrock_parts_and_breakpoints(bedrock_client: Any, bedrock_emulator: BedrockEmulator) -> None:
     conv = opening()
     first = B.prepare(conv, model=B_MODEL, **B_OPTS)
     assert first.body["system"] == [
@@ -243,8 +205,8 @@ def test_bedrock_parts_and_breakpoints(b_client: Any, b_emulator: BedrockEmulato
             ],
         }
     ]
-    b_emulator.script(Think("Look at the chart."), Call("tooluse_1", "get_chart"))
-    conv = with_tool_result(conv.append(b_send(b_client, b_emulator, first)), "tooluse_1")
+    bedrock_emulator.script(Think("Look at the chart."), Call("tooluse_1", "get_chart"))
+    conv = with_tool_result(conv.append(b_send(bedrock_client, bedrock_emulator, first)), "tooluse_1")
     req = B.prepare(conv, model=B_MODEL, **B_OPTS)
     assert [e.reason for e in req.report] == ["kept"]
     assert req.body["messages"][2] == {
@@ -267,9 +229,9 @@ def test_bedrock_parts_and_breakpoints(b_client: Any, b_emulator: BedrockEmulato
     params = for_boto3(req.body)
     assert params["messages"][0]["content"][1]["image"]["source"]["bytes"] == PNG
     assert params["messages"][2]["content"][0]["toolResult"]["content"][1]["image"]["source"]["bytes"] == PNG
-    b_emulator.script(Think("Rain."), Say("Rain tomorrow."))
-    assert b_send(b_client, b_emulator, req).content == "Rain tomorrow."
-    assert b_emulator.errors == []
+    bedrock_emulator.script(Think("Rain."), Say("Rain tomorrow."))
+    assert b_send(bedrock_client, bedrock_emulator, req).content == "Rain tomorrow."
+    assert bedrock_emulator.errors == []
 
 
 def test_one_text_part_goes_out_as_plain_text() -> None:
@@ -344,7 +306,7 @@ def five_breakpoints() -> Conversation:
     )
 
 
-def test_more_than_four_breakpoints_are_refused(a_emulator: AnthropicEmulator) -> None:
+def test_more_than_four_breakpoints_are_refused(anthropic_emulator: AnthropicEmulator) -> None:
     conv = five_breakpoints()
     with pytest.raises(ValidationError) as err:
         A.prepare(conv, model=A_MODEL, max_tokens=64)
@@ -362,13 +324,16 @@ def test_more_than_four_breakpoints_are_refused(a_emulator: AnthropicEmulator) -
     check_bedrock(B.prepare(four, model=B_MODEL))
     naive = copy.deepcopy(req.body)
     naive["tools"][0]["cache_control"] = {"type": "ephemeral"}
-    status, payload = a_emulator.respond(naive, req.headers)
+    status, payload = anthropic_emulator.respond(naive, req.headers)
     assert status == 400
     assert payload["error"]["message"] == "A maximum of 4 blocks with cache_control may be provided. Found 5."
 
 
 def test_moving_the_last_breakpoint_keeps_every_sealed_turn(
-    a_client: anthropic.Anthropic, a_emulator: AnthropicEmulator, b_client: Any, b_emulator: BedrockEmulator
+    anthropic_client: anthropic.Anthropic,
+    anthropic_emulator: AnthropicEmulator,
+    bedrock_client: Any,
+    bedrock_emulator: BedrockEmulator,
 ) -> None:
     """The usual caching pattern: a breakpoint on the system prompt, one on the
     tools, and one on the latest user message, moved forward every turn by
@@ -377,8 +342,8 @@ def test_moving_the_last_breakpoint_keeps_every_sealed_turn(
     the emulators (which bind thinking to the content as Claude reads it,
     breakpoints aside) accept every request."""
     for adapter, send, client, emulator, options in (
-        (A, a_send, a_client, a_emulator, A_OPTS),
-        (B, b_send, b_client, b_emulator, B_OPTS),
+        (A, a_send, anthropic_client, anthropic_emulator, A_OPTS),
+        (B, b_send, bedrock_client, bedrock_emulator, B_OPTS),
     ):
         model = A_MODEL if adapter is A else B_MODEL
         conv = Conversation(

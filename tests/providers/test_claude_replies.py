@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,21 +86,6 @@ def streamed(req: thinkseal.PreparedRequest, events: list[Any]) -> tuple[Reply, 
     return acc.reply, deltas
 
 
-@pytest.fixture
-def emulator() -> Iterator[AnthropicEmulator]:
-    server = AnthropicEmulator()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def client(emulator: AnthropicEmulator) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=emulator.base_url, api_key="test", max_retries=0)
-
-
 # -- blocks thinkseal does not read ------------------------------------------------------------
 
 
@@ -134,16 +118,18 @@ def test_web_search_reply_is_kept_block_for_block() -> None:
     assert streamed(a_request(stream=True), literal)[0] == reply
 
 
-def test_web_search_blocks_go_back_only_to_anthropic(client: anthropic.Anthropic, emulator: AnthropicEmulator) -> None:
+def test_web_search_blocks_go_back_only_to_anthropic(
+    anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator
+) -> None:
     raw = fixture("anthropic/message_web_search.json")
     reply = a_request().receive(raw)
     conv = QUESTION.append(reply, UserMessage("And where did he work?"))
     req = A.prepare(conv, model=A_MODEL, max_tokens=1024)
     check_anthropic(req)
     assert req.body["messages"][1] == {"role": "assistant", "content": raw["content"]}
-    message = client.messages.create(**req.body, extra_headers=req.headers)
+    message = anthropic_client.messages.create(**req.body, extra_headers=req.headers)
     assert req.receive(message.model_dump()).content == "Done."
-    assert emulator.errors == []
+    assert anthropic_emulator.errors == []
     for provider_id in ("bedrock", "openrouter", "deepseek"):
         body = thinkseal.provider(provider_id).prepare(conv, model="m").content.decode()
         for secret in ("srvtoolu_01WYG3ziw53XMcoyKL4XcZmE", "EqgfCioIARgB", "Eo8BCioIAhgB", "server_tool_use"):
@@ -152,19 +138,21 @@ def test_web_search_blocks_go_back_only_to_anthropic(client: anthropic.Anthropic
     check_bedrock(B.prepare(conv, model=B_MODEL))
 
 
-def test_web_search_streamed_through_the_sdk(client: anthropic.Anthropic, emulator: AnthropicEmulator) -> None:
+def test_web_search_streamed_through_the_sdk(
+    anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator
+) -> None:
     raw = fixture("anthropic/message_web_search.json")
     script = [
         Raw(block) if "citations" in block or block["type"] != "text" else Say(block["text"])
         for block in raw["content"]
     ]
-    emulator.script(*script)
-    emulator.script(*script)
+    anthropic_emulator.script(*script)
+    anthropic_emulator.script(*script)
     first = a_request()
-    received = first.receive(client.messages.create(**first.body, extra_headers=first.headers).model_dump())
+    received = first.receive(anthropic_client.messages.create(**first.body, extra_headers=first.headers).model_dump())
     req = a_request(stream=True)
     acc = req.stream()
-    for event in client.messages.create(**req.body, extra_headers=req.headers):
+    for event in anthropic_client.messages.create(**req.body, extra_headers=req.headers):
         acc.feed(event.model_dump())
     assert acc.finish() == received
     assert received.parts == a_request().receive(raw).parts
@@ -311,10 +299,10 @@ def test_reply_fields() -> None:
     assert b_request().parse(fixture("bedrock/converse_final.json")).usage.cache_read_tokens is None
 
 
-def test_reply_through_the_sdk(client: anthropic.Anthropic, emulator: AnthropicEmulator) -> None:
-    emulator.script(Say("Born in 1916."))
+def test_reply_through_the_sdk(anthropic_client: anthropic.Anthropic, anthropic_emulator: AnthropicEmulator) -> None:
+    anthropic_emulator.script(Say("Born in 1916."))
     req = a_request()
-    reply = req.parse(client.messages.create(**req.body, extra_headers=req.headers).model_dump())
+    reply = req.parse(anthropic_client.messages.create(**req.body, extra_headers=req.headers).model_dump())
     assert (reply.stop_reason, reply.id, reply.model) == ("end_turn", "msg_emulated_0001", A_MODEL)
     assert (reply.usage.input_tokens, reply.usage.output_tokens) == (10, 20)
     assert reply.message == AssistantMessage("Born in 1916.")

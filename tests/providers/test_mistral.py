@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -120,19 +120,6 @@ def call_wire(call: ToolCall) -> dict[str, Any]:
     return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments}}
 
 
-@pytest.fixture
-def server() -> Iterator[MistralEmulator]:
-    emulator = MistralEmulator()
-    emulator.start()
-    yield emulator
-    emulator.close()
-
-
-@pytest.fixture
-def client(server: MistralEmulator) -> Mistral:
-    return Mistral(api_key="test-key", server_url=server.url)
-
-
 def complete(client: Mistral, req: PreparedRequest) -> AssistantMessage:
     return req.receive(client.chat.complete(**req.body).model_dump())
 
@@ -226,29 +213,29 @@ def test_recorded_stream_events_parse_with_the_sdk_model(name: str) -> None:
 # -- the loop against the emulator, through the official SDK --------------------------
 
 
-def test_signed_loop_through_the_sdk(server: MistralEmulator, client: Mistral) -> None:
-    server.queue(
+def test_signed_loop_through_the_sdk(mistral_emulator: MistralEmulator, mistral_client: Mistral) -> None:
+    mistral_emulator.queue(
         Reply(thinking="Call both.", tool_calls=[("aB3dE6gH9", "get_weather", {"city": "Paris"})], signed=True),
         Reply(thinking="Summarise.", content="18 °C.", signed=True),
         Reply(content="You're welcome."),
     )
     conv = start()
     req = prepare(conv, reasoning_effort="high")
-    reply = complete(client, req)
+    reply = complete(mistral_client, req)
     assert signature_of(reply)
     conv = conv.append(reply, ToolMessage("18 °C, sunny", "aB3dE6gH9"))
 
     req = prepare(conv, reasoning_effort="high", stream=True)
     assert [e.reason for e in req.report] == ["kept"]
-    answer = stream(client, req)  # the emulator checked the replayed signature
+    answer = stream(mistral_client, req)  # the emulator checked the replayed signature
     assert answer.parts == (Text("Summarise.", signature_of(answer)), "18 °C.")
     assert answer.thinking_binding is not None
 
     conv = conv.append(answer, UserMessage("Thanks!"))
     req = prepare(conv, reasoning_effort="high")
     assert [e.reason for e in req.report] == ["kept", "kept"]
-    assert complete(client, req) == AssistantMessage("You're welcome.")
-    sent = server.requests[-1]["messages"]
+    assert complete(mistral_client, req) == AssistantMessage("You're welcome.")
+    sent = mistral_emulator.requests[-1]["messages"]
     assert [c.get("signature") is not None for m in sent if m["role"] == "assistant" for c in m["content"]] == [
         True,
         True,
@@ -256,25 +243,27 @@ def test_signed_loop_through_the_sdk(server: MistralEmulator, client: Mistral) -
     ]
 
 
-def test_sdk_stream_and_sdk_reply_of_the_same_reply_are_equal(server: MistralEmulator, client: Mistral) -> None:
+def test_sdk_stream_and_sdk_reply_of_the_same_reply_are_equal(
+    mistral_emulator: MistralEmulator, mistral_client: Mistral
+) -> None:
     scripted = Reply(
         thinking="Let me think about this carefully.",
         content="Calling the tool.",
         tool_calls=[("Zx81Qw7Er", "get_time", {"timezone": "UTC"})],
         signed=True,
     )
-    server.queue(scripted, scripted)
-    received = complete(client, prepare(start()))
-    streamed = stream(client, prepare(start(), stream=True))
+    mistral_emulator.queue(scripted, scripted)
+    received = complete(mistral_client, prepare(start()))
+    streamed = stream(mistral_client, prepare(start(), stream=True))
     assert streamed == received  # same parts, same signature, same binding (same prefix)
     assert received.has_sealed_thinking
 
 
-def test_raw_bytes_are_accepted(server: MistralEmulator) -> None:
-    server.queue(Reply(thinking="t", content="ok", signed=True))
+def test_raw_bytes_are_accepted(mistral_emulator: MistralEmulator) -> None:
+    mistral_emulator.queue(Reply(thinking="t", content="ok", signed=True))
     req = prepare(start())
     headers = {**req.headers, "authorization": "Bearer test-key"}
-    response = httpx.post(server.url + req.path, content=req.content, headers=headers)
+    response = httpx.post(mistral_emulator.url + req.path, content=req.content, headers=headers)
     assert response.status_code == 200
     assert req.receive(response.json()).content == "ok"
 
@@ -344,10 +333,10 @@ def test_changed_histories_go_out_unsigned_with_their_thinking_text(
     model: str,
     reason: str,
     stale_refused: bool,
-    server: MistralEmulator,
-    client: Mistral,
+    mistral_emulator: MistralEmulator,
+    mistral_client: Mistral,
 ) -> None:
-    conv = signed_history(server, client)
+    conv = signed_history(mistral_emulator, mistral_client)
     kept = prepare(conv)
     assert [e.reason for e in kept.report] == ["kept"]
     signature = assistant_chunks(kept)[0]["signature"]
@@ -356,37 +345,41 @@ def test_changed_histories_go_out_unsigned_with_their_thinking_text(
     assert [e.reason for e in req.report] == [reason]
     assert assistant_chunks(req)[0] == thinking_chunk("Weather first.")  # the text, without its signature
     assert signature.encode() not in req.content
-    server.queue(Reply(content="ok"))
-    assert complete(client, req) == AssistantMessage("ok")
+    mistral_emulator.queue(Reply(content="ok"))
+    assert complete(mistral_client, req) == AssistantMessage("ok")
 
     # Sending the stale signature instead is what the emulator (like Mistral) refuses.
     stale = copy.deepcopy(req.body)
     next(m for m in stale["messages"] if m["role"] == "assistant")["content"][0]["signature"] = signature
     if stale_refused:
         with pytest.raises(SDKError) as caught:
-            client.chat.complete(**stale)
+            mistral_client.chat.complete(**stale)
         assert "invalid signature" in caught.value.body
 
 
-def test_changed_thinking_text_with_its_old_signature_is_refused(server: MistralEmulator, client: Mistral) -> None:
-    conv = signed_history(server, client)
+def test_changed_thinking_text_with_its_old_signature_is_refused(
+    mistral_emulator: MistralEmulator, mistral_client: Mistral
+) -> None:
+    conv = signed_history(mistral_emulator, mistral_client)
     stale = copy.deepcopy(prepare(conv).body)
     stale["messages"][2]["content"][0]["thinking"][0]["text"] = "Weather first, then time."
     with pytest.raises(SDKError) as caught:
-        client.chat.complete(**stale)
+        mistral_client.chat.complete(**stale)
     assert "invalid signature" in caught.value.body
 
 
-def test_signed_turn_sent_to_another_provider_keeps_only_its_text(server: MistralEmulator, client: Mistral) -> None:
-    conv = signed_history(server, client)
+def test_signed_turn_sent_to_another_provider_keeps_only_its_text(
+    mistral_emulator: MistralEmulator, mistral_client: Mistral
+) -> None:
+    conv = signed_history(mistral_emulator, mistral_client)
     req = provider("ollama").prepare(conv, model="qwen3:8b")
     assert [e.reason for e in req.report] == ["origin-mismatch"]
     assert req.body["messages"][2]["thinking"] == "Weather first."
     assert b"signature" not in req.content
 
 
-def test_another_account_does_not_get_the_signature(server: MistralEmulator, client: Mistral) -> None:
-    conv = signed_history(server, client)
+def test_another_account_does_not_get_the_signature(mistral_emulator: MistralEmulator, mistral_client: Mistral) -> None:
+    conv = signed_history(mistral_emulator, mistral_client)
     req = provider("mistral", account="team-b").prepare(conv, model=MODEL)
     assert [e.reason for e in req.report] == ["origin-mismatch"]
     assert "signature" not in assistant_chunks(req)[0]
@@ -399,7 +392,9 @@ FOREIGN = AssistantMessage(
 )
 
 
-def test_foreign_turns_go_out_unsigned_with_mistral_tool_call_ids(server: MistralEmulator, client: Mistral) -> None:
+def test_foreign_turns_go_out_unsigned_with_mistral_tool_call_ids(
+    mistral_emulator: MistralEmulator, mistral_client: Mistral
+) -> None:
     conv = respond(start(), Origin("anthropic", "claude-sonnet-4-5"), FOREIGN)
     conv = conv.append(ToolMessage("18 °C", "toolu_01A09q90qw90lq917835lq9"))
     req = prepare(conv)
@@ -419,13 +414,13 @@ def test_foreign_turns_go_out_unsigned_with_mistral_tool_call_ids(server: Mistra
         {"role": "tool", "tool_call_id": mapped, "name": "get_weather", "content": "18 °C"},
     ]
     assert b"EqQBCgIYAhIM" not in req.content
-    server.queue(Reply(content="ok"))
-    assert complete(client, req) == AssistantMessage("ok")
+    mistral_emulator.queue(Reply(content="ok"))
+    assert complete(mistral_client, req) == AssistantMessage("ok")
     # The id as it was is what Mistral refuses.
     raw = copy.deepcopy(req.body)
     raw["messages"][2]["tool_calls"][0]["id"] = raw["messages"][3]["tool_call_id"] = "toolu_01A09q90qw90lq917835lq9"
     with pytest.raises(SDKError) as caught:
-        client.chat.complete(**raw)
+        mistral_client.chat.complete(**raw)
     assert json.loads(caught.value.body) == {
         "object": "error",
         "message": "Tool call id was toolu_01A09q90qw90lq917835lq9 but must be a-z, A-Z, 0-9, with a length of 9.",
@@ -435,7 +430,7 @@ def test_foreign_turns_go_out_unsigned_with_mistral_tool_call_ids(server: Mistra
     }
 
 
-def test_an_ollama_turn_goes_to_mistral(server: MistralEmulator, client: Mistral) -> None:
+def test_an_ollama_turn_goes_to_mistral(mistral_emulator: MistralEmulator, mistral_client: Mistral) -> None:
     ollama_reply = (
         provider("ollama")
         .prepare(start(), model="qwen3:8b")
@@ -454,8 +449,8 @@ def test_an_ollama_turn_goes_to_mistral(server: MistralEmulator, client: Mistral
     conv = start().append(ollama_reply, ToolMessage("14:05", ollama_reply.tool_calls[0].id))
     req = prepare(conv)
     assert req.body["messages"][2]["content"] == [thinking_chunk("Look it up.")]
-    server.queue(Reply(content="ok"))
-    complete(client, req)
+    mistral_emulator.queue(Reply(content="ok"))
+    complete(mistral_client, req)
 
 
 def test_wire_call_ids() -> None:
@@ -556,19 +551,21 @@ def two_calls() -> AssistantMessage:
     return AssistantMessage(None, [CALL_WEATHER, CALL_TIME], [Text("Two lookups.")])
 
 
-def test_parallel_tool_results_go_out_in_order(server: MistralEmulator, client: Mistral) -> None:
+def test_parallel_tool_results_go_out_in_order(mistral_emulator: MistralEmulator, mistral_client: Mistral) -> None:
     conv = start().append(two_calls(), ToolMessage("14:05", CALL_TIME.id), ToolMessage("18 °C", CALL_WEATHER.id))
     req = prepare(conv)
     assert req.body["messages"][3:] == [
         {"role": "tool", "tool_call_id": CALL_TIME.id, "name": "get_time", "content": "14:05"},
         {"role": "tool", "tool_call_id": CALL_WEATHER.id, "name": "get_weather", "content": "18 °C"},
     ]
-    server.queue(Reply(content="ok"))
-    complete(client, req)
+    mistral_emulator.queue(Reply(content="ok"))
+    complete(mistral_client, req)
 
 
-def test_unpaired_call_dropped_and_stray_result_sent_as_user_text(server: MistralEmulator, client: Mistral) -> None:
-    server.queue(
+def test_unpaired_call_dropped_and_stray_result_sent_as_user_text(
+    mistral_emulator: MistralEmulator, mistral_client: Mistral
+) -> None:
+    mistral_emulator.queue(
         Reply(
             thinking="Both at once.",
             tool_calls=[
@@ -578,7 +575,7 @@ def test_unpaired_call_dropped_and_stray_result_sent_as_user_text(server: Mistra
             signed=True,
         )
     )
-    reply = complete(client, prepare(start()))
+    reply = complete(mistral_client, prepare(start()))
     assert reply.has_sealed_thinking
     conv = start().append(reply, ToolMessage("18 °C", "aB3dE6gH9"), ToolMessage("too late", "Qq1Qq1Qq1"))
     req = prepare(conv)
@@ -592,8 +589,8 @@ def test_unpaired_call_dropped_and_stray_result_sent_as_user_text(server: Mistra
         {"role": "tool", "tool_call_id": "aB3dE6gH9", "name": "get_weather", "content": "18 °C"},
         {"role": "user", "content": "[tool result for call Qq1Qq1Qq1]\ntoo late"},
     ]
-    server.queue(Reply(content="ok"))
-    complete(client, req)
+    mistral_emulator.queue(Reply(content="ok"))
+    complete(mistral_client, req)
 
 
 def test_unpaired_call_unseals_a_bound_turn() -> None:
@@ -608,7 +605,9 @@ def test_unpaired_call_unseals_a_bound_turn() -> None:
     }
 
 
-def test_unanswered_calls_are_what_the_emulator_refuses(server: MistralEmulator, client: Mistral) -> None:
+def test_unanswered_calls_are_what_the_emulator_refuses(
+    mistral_emulator: MistralEmulator, mistral_client: Mistral
+) -> None:
     body = prepare(start()).body | {
         "messages": [
             {"role": "user", "content": "x"},
@@ -617,19 +616,23 @@ def test_unanswered_calls_are_what_the_emulator_refuses(server: MistralEmulator,
         ]
     }
     with pytest.raises(SDKError) as caught:
-        client.chat.complete(**body)
+        mistral_client.chat.complete(**body)
     assert json.loads(caught.value.body)["message"] == "Not the same number of function calls and responses"
 
 
-def test_a_turn_with_neither_text_nor_calls_is_left_out(server: MistralEmulator, client: Mistral) -> None:
+def test_a_turn_with_neither_text_nor_calls_is_left_out(
+    mistral_emulator: MistralEmulator, mistral_client: Mistral
+) -> None:
     conv = start().append(AssistantMessage(None, [CALL_TIME], [Text("Hmm.")]), UserMessage("Go on."))
     req = prepare(conv)
     assert [m["role"] for m in req.body["messages"]] == ["system", "user", "user"]
-    server.queue(Reply(content="ok"))
-    complete(client, req)
+    mistral_emulator.queue(Reply(content="ok"))
+    complete(mistral_client, req)
 
 
-def test_a_system_message_among_tool_results_goes_after_them(server: MistralEmulator, client: Mistral) -> None:
+def test_a_system_message_among_tool_results_goes_after_them(
+    mistral_emulator: MistralEmulator, mistral_client: Mistral
+) -> None:
     conv = start().append(
         two_calls(),
         ToolMessage("18 °C", CALL_WEATHER.id),
@@ -640,8 +643,8 @@ def test_a_system_message_among_tool_results_goes_after_them(server: MistralEmul
     req = prepare(conv)
     roles = [m["role"] for m in req.body["messages"]]
     assert roles == ["system", "user", "assistant", "tool", "tool", "system", "user"]
-    server.queue(Reply(content="ok"))
-    complete(client, req)
+    mistral_emulator.queue(Reply(content="ok"))
+    complete(mistral_client, req)
 
 
 def test_error_results_are_marked() -> None:
@@ -661,7 +664,7 @@ def test_unchanged_turns_reuse_their_encoded_fragment() -> None:
 # -- options and response format ----------------------------------------------------------------
 
 
-def test_options_pass_through_as_given(server: MistralEmulator, client: Mistral) -> None:
+def test_options_pass_through_as_given(mistral_emulator: MistralEmulator, mistral_client: Mistral) -> None:
     req = prepare(
         start(), reasoning_effort="xhigh", max_tokens=512, temperature=0.3, top_p=0.9, tool_choice="any", random_seed=7
     )
@@ -675,8 +678,8 @@ def test_options_pass_through_as_given(server: MistralEmulator, client: Mistral)
     assert "stream" not in req.body
     assert prepare(start(), stream=True).body["stream"] is True
     assert prepare(start(), prompt_mode="reasoning").body["prompt_mode"] == "reasoning"
-    server.queue(Reply(content="ok"))
-    complete(client, req)
+    mistral_emulator.queue(Reply(content="ok"))
+    complete(mistral_client, req)
 
 
 @pytest.mark.parametrize(
@@ -705,12 +708,14 @@ def test_bad_options_are_refused(options: dict[str, Any], path: str) -> None:
     assert caught.value.path == path
 
 
-def test_every_documented_reasoning_effort_is_accepted(server: MistralEmulator, client: Mistral) -> None:
+def test_every_documented_reasoning_effort_is_accepted(
+    mistral_emulator: MistralEmulator, mistral_client: Mistral
+) -> None:
     for effort in ("none", "minimal", "low", "medium", "high", "xhigh", "max"):
-        server.queue(Reply(content="ok"))
-        complete(client, prepare(start(), reasoning_effort=effort))
+        mistral_emulator.queue(Reply(content="ok"))
+        complete(mistral_client, prepare(start(), reasoning_effort=effort))
     with pytest.raises(SDKError):  # the emulator refuses what thinkseal refuses
-        client.chat.complete(**(prepare(start()).body | {"reasoning_effort": "extreme"}))
+        mistral_client.chat.complete(**(prepare(start()).body | {"reasoning_effort": "extreme"}))
 
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
@@ -725,13 +730,13 @@ SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "requi
     ],
 )
 def test_response_format_passes_through(
-    response_format: dict[str, Any], server: MistralEmulator, client: Mistral
+    response_format: dict[str, Any], mistral_emulator: MistralEmulator, mistral_client: Mistral
 ) -> None:
     req = prepare(start().with_response_format(response_format))
     assert req.body["response_format"] == response_format
     assert_recognised(response_format, ResponseFormat.model_validate(response_format).model_dump(by_alias=True))
-    server.queue(Reply(content='{"answer": "yes"}'))
-    complete(client, req)
+    mistral_emulator.queue(Reply(content='{"answer": "yes"}'))
+    complete(mistral_client, req)
 
 
 @pytest.mark.parametrize(
@@ -902,10 +907,10 @@ def test_streamed_tool_call_arguments_may_arrive_in_fragments() -> None:
     assert reply.tool_calls == (CALL_WEATHER, ToolCall("kT9qWm2Lx", "get_time", {}))
 
 
-def test_emulated_cut_stream_raises(server: MistralEmulator, client: Mistral) -> None:
-    server.queue(Reply(thinking="t", content="partial", cut=True))
+def test_emulated_cut_stream_raises(mistral_emulator: MistralEmulator, mistral_client: Mistral) -> None:
+    mistral_emulator.queue(Reply(thinking="t", content="partial", cut=True))
     req = prepare(start(), stream=True)
-    events = [event.model_dump() for event in client.chat.stream(**req.body)]
+    events = [event.model_dump() for event in mistral_client.chat.stream(**req.body)]
     with pytest.raises(ResponseError) as caught:
         stream_reply(req, events)
     assert caught.value.path == "$.choices[0].finish_reason"

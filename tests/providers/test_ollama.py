@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -118,19 +118,6 @@ def stream_reply(req: PreparedRequest, events: list[dict[str, Any]]) -> Assistan
     return acc.finish()
 
 
-@pytest.fixture
-def server() -> Iterator[OllamaEmulator]:
-    emulator = OllamaEmulator(non_thinking_models=("llama3.2",))
-    emulator.start()
-    yield emulator
-    emulator.close()
-
-
-@pytest.fixture
-def client(server: OllamaEmulator) -> ollama.Client:
-    return ollama.Client(host=server.url)
-
-
 # -- the full loop, on recorded fixtures ------------------------------------------
 
 
@@ -216,14 +203,14 @@ def test_recorded_stream_lines_parse_with_the_sdk_model(name: str) -> None:
 # -- the same loop against the emulator, through the official SDK ---------------------
 
 
-def test_full_loop_through_the_sdk(server: OllamaEmulator, client: ollama.Client) -> None:
-    server.queue(
+def test_full_loop_through_the_sdk(ollama_emulator: OllamaEmulator, ollama_client: ollama.Client) -> None:
+    ollama_emulator.queue(
         Reply(thinking=THINKING_1, tool_calls=[("get_weather", {"city": "Paris"}), ("get_time", {"timezone": "CET"})]),
         Reply(thinking=THINKING_2, content=ANSWER),
     )
     conv = start()
     req = prepare(conv, think="high")
-    reply = req.receive(client.chat(**req.body).model_dump())
+    reply = req.receive(ollama_client.chat(**req.body).model_dump())
     assert reply.thinking == (Text(THINKING_1),)
     assert [c.name for c in reply.tool_calls] == ["get_weather", "get_time"]
 
@@ -234,48 +221,50 @@ def test_full_loop_through_the_sdk(server: OllamaEmulator, client: ollama.Client
     )
     req = prepare(conv, think="high", stream=True)
     acc = req.stream()
-    for part in client.chat(**req.body):
+    for part in ollama_client.chat(**req.body):
         acc.feed(part.model_dump())
     assert acc.finish() == AssistantMessage(ANSWER, thinking=[Text(THINKING_2)])
 
-    received = server.requests[-1]
+    received = ollama_emulator.requests[-1]
     assert received["stream"] is True
     assert received["messages"][2]["thinking"] == THINKING_1
     assert [m.get("tool_name") for m in received["messages"][3:]] == ["get_weather", "get_time"]
 
 
-def test_sdk_stream_and_sdk_reply_of_the_same_reply_are_equal(server: OllamaEmulator, client: ollama.Client) -> None:
+def test_sdk_stream_and_sdk_reply_of_the_same_reply_are_equal(
+    ollama_emulator: OllamaEmulator, ollama_client: ollama.Client
+) -> None:
     scripted = Reply(thinking="Think it over.", content="Done.", tool_calls=[("get_time", {"timezone": "UTC"})])
-    server.queue(scripted, scripted)
+    ollama_emulator.queue(scripted, scripted)
     whole = prepare(start())
-    received = whole.receive(client.chat(**whole.body).model_dump())
+    received = whole.receive(ollama_client.chat(**whole.body).model_dump())
     streaming = prepare(start(), stream=True)
     acc = streaming.stream()
-    for part in client.chat(**streaming.body):
+    for part in ollama_client.chat(**streaming.body):
         acc.feed(part.model_dump())
     assert acc.finish() == received
     assert received.tool_calls[0].id == call_id("Think it over.", "Done.", 0, "get_time", {"timezone": "UTC"})
 
 
-def test_raw_bytes_are_accepted_and_stream_as_ndjson(server: OllamaEmulator) -> None:
-    server.queue(Reply(thinking="Hmm.", content="Hi."), Reply(thinking="Hmm.", content="Hi."))
+def test_raw_bytes_are_accepted_and_stream_as_ndjson(ollama_emulator: OllamaEmulator) -> None:
+    ollama_emulator.queue(Reply(thinking="Hmm.", content="Hi."), Reply(thinking="Hmm.", content="Hi."))
     req = prepare(start())
-    response = httpx.post(server.url + req.path, content=req.content, headers=req.headers)
+    response = httpx.post(ollama_emulator.url + req.path, content=req.content, headers=req.headers)
     assert response.status_code == 200
     received = req.receive(response.json())
     req = prepare(start(), stream=True)
-    with httpx.stream("POST", server.url + req.path, content=req.content, headers=req.headers) as response:
+    with httpx.stream("POST", ollama_emulator.url + req.path, content=req.content, headers=req.headers) as response:
         events = [json.loads(line) for line in response.iter_lines() if line]
     assert stream_reply(req, events) == received == AssistantMessage("Hi.", thinking=[Text("Hmm.")])
 
 
-def test_stream_flag_is_always_in_the_body(server: OllamaEmulator) -> None:
+def test_stream_flag_is_always_in_the_body(ollama_emulator: OllamaEmulator) -> None:
     assert prepare(start()).body["stream"] is False
     assert prepare(start(), stream=True).body["stream"] is True
     # Why it matters: Ollama streams when the body does not say otherwise.
-    server.queue(Reply(content="Hi."))
+    ollama_emulator.queue(Reply(content="Hi."))
     body = {k: v for k, v in prepare(start()).body.items() if k != "stream"}
-    response = httpx.post(server.url + "/api/chat", json=body)
+    response = httpx.post(ollama_emulator.url + "/api/chat", json=body)
     assert response.headers["content-type"] == "application/x-ndjson"
 
 
@@ -283,36 +272,42 @@ def test_stream_flag_is_always_in_the_body(server: OllamaEmulator) -> None:
 
 
 @pytest.mark.parametrize("value", [True, False, "high", "medium", "low", "max"])
-def test_valid_think_values_pass_through(value: object, server: OllamaEmulator, client: ollama.Client) -> None:
-    server.queue(Reply(thinking="t", content="ok"))
+def test_valid_think_values_pass_through(
+    value: object, ollama_emulator: OllamaEmulator, ollama_client: ollama.Client
+) -> None:
+    ollama_emulator.queue(Reply(thinking="t", content="ok"))
     req = prepare(start(), think=value)
     assert req.body["think"] == value
-    reply = req.receive(client.chat(**req.body).model_dump())
+    reply = req.receive(ollama_client.chat(**req.body).model_dump())
     assert reply.thinking == (() if value is False else (Text("t"),))
 
 
 @pytest.mark.parametrize(
     ("value", "shown"), [("extreme", '"extreme"'), ("HIGH", '"HIGH"'), (1, "1"), ("", '""'), ({"a": 1}, '{"a": 1}')]
 )
-def test_invalid_think_value_is_refused_with_ollamas_wording(value: object, shown: str, server: OllamaEmulator) -> None:
+def test_invalid_think_value_is_refused_with_ollamas_wording(
+    value: object, shown: str, ollama_emulator: OllamaEmulator
+) -> None:
     expected = f'invalid think value: {shown} (must be "high", "medium", "low", "max", true, or false)'
     with pytest.raises(ValidationError) as caught:
         provider("ollama").prepare(start(), model=MODEL, think=value)
     assert str(caught.value) == expected
     assert caught.value.path == "think"
     # The emulator (like Ollama) answers the same for a body that says so.
-    response = httpx.post(server.url + "/api/chat", json={"model": MODEL, "messages": [], "think": value})
+    response = httpx.post(ollama_emulator.url + "/api/chat", json={"model": MODEL, "messages": [], "think": value})
     assert (response.status_code, response.json()) == (400, {"error": expected})
 
 
-def test_non_thinking_model_is_refused_only_when_thinking(server: OllamaEmulator, client: ollama.Client) -> None:
+def test_non_thinking_model_is_refused_only_when_thinking(
+    ollama_emulator: OllamaEmulator, ollama_client: ollama.Client
+) -> None:
     with pytest.raises(ollama.ResponseError) as caught:
-        client.chat(**prepare(start(), model="llama3.2", think=True).body)
+        ollama_client.chat(**prepare(start(), model="llama3.2", think=True).body)
     assert caught.value.error == '"llama3.2" does not support thinking'
     assert caught.value.status_code == 400
-    server.queue(Reply(content="ok"))
+    ollama_emulator.queue(Reply(content="ok"))
     req = prepare(start(), model="llama3.2", think=False)
-    assert req.receive(client.chat(**req.body).model_dump()) == AssistantMessage("ok")
+    assert req.receive(ollama_client.chat(**req.body).model_dump()) == AssistantMessage("ok")
 
 
 def test_options_pass_through_as_given() -> None:
@@ -356,12 +351,15 @@ SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "requi
     ],
 )
 def test_response_format_becomes_format(
-    response_format: dict[str, Any], expected: dict[str, Any], server: OllamaEmulator, client: ollama.Client
+    response_format: dict[str, Any],
+    expected: dict[str, Any],
+    ollama_emulator: OllamaEmulator,
+    ollama_client: ollama.Client,
 ) -> None:
     req = prepare(start().with_response_format(response_format))
     assert {k: v for k, v in req.body.items() if k == "format"} == expected
-    server.queue(Reply(content='{"answer": "yes"}'))
-    assert req.receive(client.chat(**req.body).model_dump()).content == '{"answer": "yes"}'
+    ollama_emulator.queue(Reply(content='{"answer": "yes"}'))
+    assert req.receive(ollama_client.chat(**req.body).model_dump()).content == '{"answer": "yes"}'
 
 
 @pytest.mark.parametrize(
@@ -418,7 +416,7 @@ def unbound(conv: Conversation) -> Conversation:
     ],
 )
 def test_histories_go_out_unsealed_with_their_thinking_text(
-    history: Callable[[], Conversation], reason: str, server: OllamaEmulator, client: ollama.Client
+    history: Callable[[], Conversation], reason: str, ollama_emulator: OllamaEmulator, ollama_client: ollama.Client
 ) -> None:
     conv = history()
     req = prepare(conv)
@@ -428,8 +426,8 @@ def test_histories_go_out_unsealed_with_their_thinking_text(
     assert assistant["thinking"] == "I need the weather first."
     for secret in (SIGNED, REDACTED, "c2lnbmF0dXJlLW9ubHk="):
         assert secret.encode() not in req.content
-    server.queue(Reply(content="ok"))
-    client.chat(**req.body)  # the emulator accepts it
+    ollama_emulator.queue(Reply(content="ok"))
+    ollama_client.chat(**req.body)  # the emulator accepts it
 
 
 def test_a_history_rebound_to_ollama_goes_out_with_text_only() -> None:
@@ -458,19 +456,19 @@ def two_calls() -> AssistantMessage:
     )
 
 
-def test_parallel_tool_results_go_out_in_order(server: OllamaEmulator, client: ollama.Client) -> None:
+def test_parallel_tool_results_go_out_in_order(ollama_emulator: OllamaEmulator, ollama_client: ollama.Client) -> None:
     conv = start().append(two_calls(), ToolMessage("14:05", "b2"), ToolMessage("18 °C", "a1"))
     req = prepare(conv)
     assert req.body["messages"][3:] == [
         {"role": "tool", "content": "14:05", "tool_name": "get_time"},
         {"role": "tool", "content": "18 °C", "tool_name": "get_weather"},
     ]
-    server.queue(Reply(content="ok"))
-    client.chat(**req.body)
+    ollama_emulator.queue(Reply(content="ok"))
+    ollama_client.chat(**req.body)
 
 
 def test_unpaired_call_dropped_and_stray_result_sent_as_user_text(
-    server: OllamaEmulator, client: ollama.Client
+    ollama_emulator: OllamaEmulator, ollama_client: ollama.Client
 ) -> None:
     conv = start().append(two_calls(), ToolMessage("18 °C", "a1"), ToolMessage("late", "zz9", is_error=True))
     req = prepare(conv)
@@ -486,8 +484,8 @@ def test_unpaired_call_dropped_and_stray_result_sent_as_user_text(
         {"role": "tool", "content": "18 °C", "tool_name": "get_weather"},
         {"role": "user", "content": "[tool result for call zz9 (error)]\nlate"},
     ]
-    server.queue(Reply(content="ok"))
-    client.chat(**req.body)
+    ollama_emulator.queue(Reply(content="ok"))
+    ollama_client.chat(**req.body)
     # Sent as they stand, the unanswered call and the stray result are refused.
     raw = provider("ollama").prepare(start(), model=MODEL).body | {
         "messages": [
@@ -496,7 +494,7 @@ def test_unpaired_call_dropped_and_stray_result_sent_as_user_text(
             {"role": "user", "content": "y"},
         ]
     }
-    assert httpx.post(server.url + "/api/chat", json=raw).status_code == 400
+    assert httpx.post(ollama_emulator.url + "/api/chat", json=raw).status_code == 400
 
 
 def test_error_results_are_marked() -> None:
@@ -643,11 +641,13 @@ def test_a_surrogate_pair_split_across_lines_is_rejoined() -> None:
     assert stream_reply(prepare(start(), stream=True), events).content == "smile \U0001f600"
 
 
-def test_emulated_stream_errors_and_cuts_raise(server: OllamaEmulator) -> None:
-    server.queue(Reply(content="partial answer", cut=True), Reply(content="partial answer", error="model crashed"))
+def test_emulated_stream_errors_and_cuts_raise(ollama_emulator: OllamaEmulator) -> None:
+    ollama_emulator.queue(
+        Reply(content="partial answer", cut=True), Reply(content="partial answer", error="model crashed")
+    )
     for path in ("$.done", "$.error"):
         req = prepare(start(), stream=True)
-        with httpx.stream("POST", server.url + req.path, content=req.content, headers=req.headers) as response:
+        with httpx.stream("POST", ollama_emulator.url + req.path, content=req.content, headers=req.headers) as response:
             events = [json.loads(line) for line in response.iter_lines() if line]
         with pytest.raises(ResponseError) as caught:
             stream_reply(req, events)
