@@ -52,17 +52,17 @@ class Emulated:
 
 
 def _claude_sealed(k: int) -> tuple[list[ThinkingBlock], list[str]]:
-    redacted = base64.b64encode(f"RED-{k}".encode()).decode()
-    return [ThinkingBlock.Text(f"think {k}", f"SIG-{k}"), ThinkingBlock.Redacted(redacted)], [f"SIG-{k}", redacted]
+    redacted = base64.b64encode(f"RED-{k}~".encode()).decode()
+    return [ThinkingBlock.Text(f"think {k}", f"SIG-{k}~"), ThinkingBlock.Redacted(redacted)], [f"SIG-{k}~", redacted]
 
 
 def _openrouter_sealed(k: int) -> tuple[list[ThinkingBlock], list[str]]:
-    item = json.dumps({"type": "reasoning.encrypted", "data": f"OPQ-{k}", "index": 0}, separators=(",", ":"))
-    return [ThinkingBlock.Text(f"think {k}"), ThinkingBlock.Opaque("openrouter", item)], [f"OPQ-{k}"]
+    item = json.dumps({"type": "reasoning.encrypted", "data": f"OPQ-{k}~", "index": 0}, separators=(",", ":"))
+    return [ThinkingBlock.Text(f"think {k}"), ThinkingBlock.Opaque("openrouter", item)], [f"OPQ-{k}~"]
 
 
 def _mistral_sealed(k: int) -> tuple[list[ThinkingBlock], list[str]]:
-    return [ThinkingBlock.Text(f"think {k}", f"MSIG-{k}")], [f"MSIG-{k}"]
+    return [ThinkingBlock.Text(f"think {k}", f"MSIG-{k}~")], [f"MSIG-{k}~"]
 
 
 def _unsigned(k: int) -> tuple[list[ThinkingBlock], list[str]]:
