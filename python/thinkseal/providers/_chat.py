@@ -71,7 +71,7 @@ from .._reply import Delta, ReplyInfo, TextDelta, ThinkingDelta, ToolCallDelta, 
 from .._tool import Tool
 from ._base import Built, Provider, StreamParser
 from ._options import BODY_FIELDS, check_choice, check_object, frozen_options, response_format
-from ._response import Node, parse_arguments, valid_text, wrap_errors
+from ._response import Node, error_text, parse_arguments, valid_text, wrap_errors
 from ._wire import fragment, splice, wire_messages
 
 PATH = "/chat/completions"
@@ -500,7 +500,7 @@ def raise_provider_error(root: Node) -> None:
     if error is None:
         return
     message = error.get("message") if isinstance(error, Mapping) else error
-    raise ResponseError(f"the provider reported an error: {message}", path="$.error")
+    raise ResponseError(f"the provider reported an error: {error_text(message)}", path="$.error")
 
 
 def _without_nulls(value: Any) -> Any:

@@ -59,7 +59,7 @@ from .._replay import Reason, Replay, reason_of
 from .._reply import ReplyInfo, Usage
 from ._base import StreamParser
 from ._options import response_format
-from ._response import Node, parse_arguments, wrap_errors
+from ._response import Node, error_text, parse_arguments, wrap_errors
 from ._wire import cached, dumps, fragment, message_of_blocks, wire_messages
 
 THINKING_TYPES: Final[tuple[str, ...]] = ("enabled", "disabled", "adaptive", "between_tools")
@@ -466,8 +466,8 @@ def reply_of(parts: list[Part], path: str) -> AssistantMessage:
 
 def provider_error(kind: str, detail: object, path: str) -> ResponseError:
     """An error the provider reported (in a reply or mid-stream) as a ``ResponseError``."""
-    message = detail.get("message", "") if isinstance(detail, Mapping) else str(detail)
-    return ResponseError(f"provider error {kind}: {message}", path=path)
+    message = detail.get("message", "") if isinstance(detail, Mapping) else detail
+    return ResponseError(f"provider error {error_text(kind)}: {error_text(message)}", path=path)
 
 
 def read_counts(node: Node | None, names: Mapping[str, str], into: dict[str, int | None]) -> None:

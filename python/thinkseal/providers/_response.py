@@ -17,6 +17,20 @@ _MISSING: Any = object()
 _KIND_NAMES = {str: "string", int: "integer", bool: "boolean", list: "array", dict: "object", float: "number"}
 
 
+def error_text(value: object, limit: int = 500) -> str:
+    """A provider's error detail as short text, whatever its shape: a value
+    nested too deeply to render (repr and json recurse) says so instead of
+    raising ``RecursionError``."""
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, default=repr)
+        except (RecursionError, ValueError, TypeError):
+            text = f"<{type(value).__name__} too deeply nested to show>"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def _describe(kind: type | tuple[type, ...]) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
     return " or ".join(_KIND_NAMES.get(k, k.__name__) for k in kinds if k is not type(None)) + (

@@ -86,7 +86,7 @@ from ._chat import (
     wire_content,
 )
 from ._options import BODY_FIELDS, check_flag, check_number, check_object, frozen_options, response_format
-from ._response import Node, parse_arguments, wrap_errors
+from ._response import Node, error_text, parse_arguments, wrap_errors
 from ._wire import splice, wire_messages
 
 __all__ = ["THINK_LEVELS", "Adapter", "generated_call_id", "invalid_think_message"]
@@ -225,9 +225,7 @@ def _segment(sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
 
 def _raise_reported_error(root: Node) -> None:
     if isinstance(root.value, Mapping) and root.value.get("error") is not None:
-        error = root.value["error"]
-        text = error if isinstance(error, str) else json.dumps(error, default=str)
-        raise ResponseError(f"Ollama reported an error: {text}", path="$.error")
+        raise ResponseError(f"Ollama reported an error: {error_text(root.value['error'])}", path="$.error")
 
 
 class _Reply:

@@ -148,6 +148,8 @@ def detail_block(item: Mapping[str, Any], path: str) -> ThinkingBlock:
         )
     except (TypeError, ValueError) as exc:
         raise ResponseError(f"not JSON: {exc}", path=path) from None
+    except RecursionError:
+        raise ResponseError("nested too deeply", path=path) from None
     return ThinkingBlock.Opaque(PROVIDER_ID, valid_text(data, path))
 
 
