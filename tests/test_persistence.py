@@ -452,3 +452,15 @@ def test_message_to_dict_refuses_what_is_not_a_message(value):
     with pytest.raises(ValidationError) as info:
         message_to_dict(value)
     assert info.value.path == "message"
+
+
+def test_a_key_repeated_in_one_object_is_refused() -> None:
+    # Python would keep the last value, other readers the first: the file has no single meaning.
+    text = (
+        '{"format": "thinkseal.conversation", "version": 2, '
+        '"messages": [{"role": "user", "content": "a", "content": "b"}]}'
+    )
+    with pytest.raises(ValidationError, match="'content' appears twice"):
+        Conversation.from_json(text)
+    with pytest.raises(ValidationError, match="'version' appears twice"):
+        Conversation.from_json('{"format": "thinkseal.conversation", "version": 2, "version": 1, "messages": []}')

@@ -67,6 +67,18 @@ FORMAT = "thinkseal.conversation"
 FORMAT_VERSION = 2
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different: with a repeated key, readers
+    disagree on which value counts (Python keeps the last, others the first),
+    so a stored file could mean one thing here and another elsewhere."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise ValidationError(f"$: the key {repeated!r} appears twice in one object", path="$")
+    return value
+
+
 def _refuse_constant(name: str) -> None:
     raise ValidationError(f"$: {name} is not valid JSON", path="$")
 
@@ -312,7 +324,7 @@ class Conversation(Frozen):
         if not isinstance(text, (str, bytes, bytearray)):
             raise ValidationError(f"$: expected JSON text, got {type(text).__name__}", path="$")
         try:
-            document = json.loads(text, parse_constant=_refuse_constant)
+            document = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
         except ThinksealError:
             raise
         except (ValueError, RecursionError) as err:  # JSONDecodeError, bad UTF-8, digit limit
