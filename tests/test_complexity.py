@@ -112,7 +112,10 @@ def test_prepare_after_one_turn_maps_only_new_messages(provider_id: str, monkeyp
     the messages since the last assistant turn (the rest is list copies)."""
     origin = Origin(provider_id, "m")
     adapter = provider(provider_id)
-    options = {"max_tokens": 1024} if provider_id == "anthropic" else {}
+    options = {
+        "anthropic": {"max_tokens": 1024},
+        "vertex-anthropic": {"max_tokens": 1024, "project": "p", "region": "r"},
+    }.get(provider_id, {})
 
     def grow(conv: Conversation, i: int) -> Conversation:
         reply = AssistantMessage(None, [ToolCall(f"call{i:05d}a", "step", {"i": i})], [ThinkingBlock.Text(f"t{i}")])
@@ -134,3 +137,36 @@ def test_prepare_after_one_turn_maps_only_new_messages(provider_id: str, monkeyp
     request = adapter.prepare(grow(conv, 300), model="m", **options)
     assert sum(mapped) <= 4, mapped
     assert len(request.body["messages"]) >= 300
+
+
+class CountingRoles:
+    """Counts how often a message's role is read: every walk, pairing and
+    settled-point scan reads it once per message it visits."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.reads = 0
+        for cls in (ToolMessage, AssistantMessage, UserMessage):
+            monkeypatch.setattr(cls, "role", property(self._read(cls.role)))
+
+    def _read(self, role: str) -> Any:
+        def read(_: Any) -> str:
+            self.reads += 1
+            return role
+
+        return read
+
+
+@pytest.mark.parametrize("n", [200, 800])
+def test_parallel_results_answered_one_by_one_cost_each_the_same(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One turn with n parallel calls, its results appended one at a time, a
+    decision after each: each decision reads a bounded number of messages,
+    whatever n (it used to re-read the whole open run: quadratic in n)."""
+    calls = [ToolCall(f"c{i}", "f", {"i": i}) for i in range(n)]
+    turn = AssistantMessage(None, calls, [ThinkingBlock.Text("t", "s")])
+    conv = respond(Conversation([UserMessage("q")]), CLAUDE, turn)
+    conv.replay(CLAUDE)
+    counting = CountingRoles(monkeypatch)
+    for i in range(n):
+        conv = conv.append(ToolMessage(f"r{i}", f"c{i}"))
+        assert conv.replay_report(CLAUDE)[0].reason == ("kept" if i == n - 1 else "unpaired-tool-call")
+    assert counting.reads <= 8 * n, counting.reads

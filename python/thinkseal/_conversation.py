@@ -21,6 +21,7 @@ from ._replay import (
     ReplayReport,
     decide_replay,
     rebind_messages,
+    settled_after,
     settled_end,
 )
 from ._tool import Tool, tool_from_dict, tool_to_dict
@@ -95,6 +96,7 @@ class Conversation(Frozen):
         "_messages",
         "_replay",
         "_rf_jcs",
+        "_settled",
         "_system_messages",
         "_systems",
         "response_format",
@@ -105,6 +107,7 @@ class Conversation(Frozen):
     _log: MessageLog
     _len: int
     _rf_jcs: bytes | None
+    _settled: int | None
     _system_messages: tuple[SystemMessage, ...]
     _systems: tuple[str, ...]
     _context: bytes | None
@@ -144,6 +147,7 @@ class Conversation(Frozen):
             _context=None,
             _messages=None,
             _replay=replay,
+            _settled=None,
         )
 
     # -- sequence protocol -------------------------------------------------
@@ -221,6 +225,9 @@ class Conversation(Frozen):
         )
         if not new_systems:
             object.__setattr__(child, "_context", self._context)
+        if self._settled is not None:  # kept incremental: a tool loop answered result by result stays linear
+            settled = settled_after(log.items, self._len, self._settled, child._len)
+            object.__setattr__(child, "_settled", settled)
         return child
 
     def with_messages(self, messages: Sequence[Message]) -> Conversation:
@@ -286,7 +293,11 @@ class Conversation(Frozen):
         """The replay decision for sending this conversation to ``origin``."""
         if not isinstance(origin, Origin):
             raise ValidationError("origin: expected an Origin", path="origin")
-        return decide_replay(self._log, self._len, self._replay, origin, self.context_digest)
+        settled = self._settled
+        if settled is None:
+            settled = settled_end(self._log.items, self._len)
+            object.__setattr__(self, "_settled", settled)
+        return decide_replay(self._log, self._len, settled, self._replay, origin, self.context_digest)
 
     def replay_report(self, origin: Origin) -> ReplayReport:
         """Shorthand for ``self.replay(origin).report``."""

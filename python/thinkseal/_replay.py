@@ -160,9 +160,10 @@ def sent_form(message: AssistantMessage, code: int, answered: set[str]) -> Assis
     return sent._only_calls(answered)
 
 
-def has_unpaired_calls(message: AssistantMessage, answered: set[str]) -> bool:
-    """Whether a call of ``message`` goes unanswered (a repeated id counts)."""
-    return len(message.tool_calls) > len(answered)
+def has_unpaired_calls(message: AssistantMessage, answered: int) -> bool:
+    """Whether a call of ``message`` goes unanswered, given how many of its call
+    ids are answered (a repeated id counts as unanswered)."""
+    return len(message.tool_calls) > answered
 
 
 class ReplayEntry(Frozen):
@@ -222,12 +223,12 @@ class ReplayStore:
         self._lock = threading.Lock()
         self._slots: dict[str, tuple[object, Any]] = {}
 
-    def slot(self, key: str, log: object, make: Callable[[], T]) -> T:
+    def slot(self, key: str, log: object, make: Callable[[], T], fits: Callable[[T], bool] | None = None) -> T:
         """The value kept under ``key`` for message log ``log``, made by ``make()``
-        when there is none for that log."""
+        when there is none for that log (or the one there does not ``fits``)."""
         with self._lock:
             entry = self._slots.get(key)
-            if entry is None or entry[0] is not log:
+            if entry is None or entry[0] is not log or (fits is not None and not fits(entry[1])):
                 entry = self._slots[key] = (log, make())
             return entry[1]
 
@@ -316,6 +317,18 @@ def decide_without_chain(message: AssistantMessage, target: Origin) -> int | Non
     return None
 
 
+def decide_with_chain(
+    message: AssistantMessage, target: Origin, context: bytes, chain_before: bytes, answered: int
+) -> int:
+    """The rest of the decision once ``decide_without_chain`` found nothing:
+    the prefix check, then tool pairing (``answered`` of its calls answered)."""
+    binding = message.thinking_binding
+    assert binding is not None
+    if binding.prefix != prefix_digest(target, context, chain_before):
+        return PREFIX
+    return UNPAIRED if has_unpaired_calls(message, answered) else KEPT
+
+
 def ensure_digests(messages: Sequence[Message]) -> None:
     """Compute the missing digests of ``messages`` in one native batch (hashed
     without the GIL, on two threads when the batch is large)."""
@@ -348,13 +361,7 @@ def walk(
         answered = pairing.assistant(i, message)
         code = decide_without_chain(message, target)
         if code is None:
-            assert message.thinking_binding is not None
-            if message.thinking_binding.prefix != prefix_digest(target, context, out.chain_end()):
-                code = PREFIX
-            elif has_unpaired_calls(message, answered):
-                code = UNPAIRED
-            else:
-                code = KEPT
+            code = decide_with_chain(message, target, context, out.chain_end(), len(answered))
         out.turns.append(i)
         out.add(sent_form(message, code, answered), code)
     out.chain_end()
@@ -369,6 +376,38 @@ def settled_end(items: Sequence[Message], total: int) -> int:
     while i >= 0 and items[i].role in ("tool", "system"):
         i -= 1
     return i if i >= 0 and items[i].role == "assistant" else total
+
+
+class OpenRun:
+    """The run of tool and system messages after the open assistant turn at
+    ``turn`` (the last turn of a tool loop still being answered), read as far as
+    any conversation on the log has read it: per message, whether it answers a
+    call of the turn. Append-only like the log, so a decision after each new
+    tool result reads only that result (parallel calls answered one by one stay
+    linear)."""
+
+    __slots__ = ("_answered", "_lock", "_seen", "_wanted", "turn")
+
+    def __init__(self, turn: int, message: AssistantMessage) -> None:
+        self.turn = turn
+        self._wanted = {c.id for c in message.tool_calls}
+        self._seen: set[str] = set()
+        self._answered = array("q", [0])  # answering messages among the first k of the run
+        self._lock = threading.Lock()
+
+    def answered(self, items: Sequence[Message], total: int) -> int:
+        """How many calls of the turn the messages before ``total`` answer."""
+        with self._lock:
+            i = self.turn + len(self._answered)
+            while i < total:
+                message = items[i]
+                call_id = message.tool_call_id if isinstance(message, ToolMessage) else None
+                hit = call_id in self._wanted and call_id not in self._seen
+                if hit:
+                    self._seen.add(call_id)  # type: ignore[arg-type]
+                self._answered.append(self._answered[-1] + hit)
+                i += 1
+            return self._answered[total - self.turn - 1]
 
 
 class MessageLog:
@@ -387,19 +426,35 @@ class MessageLog:
 ReplayCaches = dict[Origin, tuple[ReplayStore, int]]
 
 
-def decide_replay(log: MessageLog, total: int, caches: ReplayCaches, origin: Origin, context: bytes) -> Replay:
-    """The replay decision for messages ``log.items[:total]`` sent to ``origin``.
+def settled_after(items: Sequence[Message], start: int, settled_before: int, total: int) -> int:
+    """``settled_end(items, total)``, knowing ``settled_end(items, start)`` is
+    ``settled_before``: reads only ``items[start:total]`` (an append)."""
+    i = total - 1
+    while i >= start and items[i].role in ("tool", "system"):
+        i -= 1
+    if i >= start:  # the last message that is no tool result or system message is new
+        return i if items[i].role == "assistant" else total
+    # Only tool results and system messages came: an open turn stays open.
+    return settled_before if settled_before < start else total
+
+
+def decide_replay(
+    log: MessageLog, total: int, settled: int, caches: ReplayCaches, origin: Origin, context: bytes
+) -> Replay:
+    """The replay decision for messages ``log.items[:total]`` sent to ``origin``
+    (``settled`` is ``settled_end(log.items, total)``).
 
     The settled part (``settled_end``) is decided once and kept in the store
     in ``caches[origin]``, shared with the conversations derived from this one;
-    only the messages after what the store already holds are walked. The tail
-    (an open tool loop) is walked on every request and not stored.
+    only the messages after what the store already holds are walked. An open
+    tool loop's turn is decided from its tool results counted incrementally
+    (``OpenRun``); the loop's messages are walked only when what goes out, or
+    the chain, is asked for (``Replay.tail``).
     """
     items = log.items
     store, have = caches.get(origin) or (ReplayStore(origin, context), 0)
     if store.context != context:
         store, have = ReplayStore(origin, context), 0
-    settled = settled_end(items, total)
     if store.log is log:
         # Entries a longer conversation on this same log already decided.
         have = max(have, min(len(store), settled))
@@ -408,8 +463,16 @@ def decide_replay(log: MessageLog, total: int, caches: ReplayCaches, origin: Ori
         store = store.extend(have, log, walk(items, have, settled, total, store.chain_before(have), origin, context))
         have = settled
     caches[origin] = (store, have)
-    tail = walk(items, settled, total, total, store.chain_before(settled), origin, context)
-    return Replay(log, total, origin, context, store, settled, tail)
+    open_code = 0
+    if settled < total:  # an open tool loop: its turn is decided without walking the run
+        turn = items[settled]
+        assert isinstance(turn, AssistantMessage)
+        code = decide_without_chain(turn, origin)
+        if code is None:
+            run = store.slot("open-run", log, lambda: OpenRun(settled, turn), lambda r: r.turn == settled)
+            code = decide_with_chain(turn, origin, context, store.chain_before(settled), run.answered(items, total))
+        open_code = code
+    return Replay(log, total, origin, context, store, settled, open_code)
 
 
 def rebind_messages(items: Sequence[Message], origin: Origin, context: bytes) -> list[Message]:
@@ -440,7 +503,7 @@ class ReplayReport(Sequence[ReplayEntry]):
         self._store_turns = bisect_left(replay.store.turns, replay.settled)
 
     def __len__(self) -> int:
-        return self._store_turns + len(self._replay.tail.turns)
+        return self._store_turns + len(self._replay.open_turns)
 
     @overload
     def __getitem__(self, i: int) -> ReplayEntry: ...
@@ -455,7 +518,7 @@ class ReplayReport(Sequence[ReplayEntry]):
         if not 0 <= i < n:
             raise IndexError("replay report index out of range")
         replay = self._replay
-        index = replay.store.turns[i] if i < self._store_turns else replay.tail.turns[i - self._store_turns]
+        index = replay.store.turns[i] if i < self._store_turns else replay.open_turns[i - self._store_turns]
         return ReplayEntry(index, reason_of(replay.code(index)))
 
     def __iter__(self) -> Iterator[ReplayEntry]:
@@ -491,10 +554,17 @@ class Replay:
     value shared by the conversations on this history, for the wire caches).
     """
 
-    __slots__ = ("_report", "chain_end", "context", "log", "origin", "settled", "store", "tail", "total")
+    __slots__ = ("_report", "_tail", "context", "log", "open_code", "origin", "settled", "store", "total")
 
     def __init__(
-        self, log: MessageLog, total: int, origin: Origin, context: bytes, store: ReplayStore, settled: int, tail: Walk
+        self,
+        log: MessageLog,
+        total: int,
+        origin: Origin,
+        context: bytes,
+        store: ReplayStore,
+        settled: int,
+        open_code: int,
     ) -> None:
         self.log = log
         self.total = total
@@ -502,8 +572,8 @@ class Replay:
         self.context = context
         self.store = store
         self.settled = settled
-        self.tail = tail
-        self.chain_end = tail.chain_end()
+        self.open_code = open_code  # the reason code of the open turn at ``settled`` (0: none)
+        self._tail: Walk | None = None
         self._report: ReplayReport | None = None
 
     @property
@@ -513,11 +583,34 @@ class Replay:
             report = self._report = ReplayReport(self)
         return report
 
+    @property
+    def tail(self) -> Walk:
+        """The walk of the messages from ``settled`` on, made when first needed
+        (what goes out, and the chain, of an open tool loop)."""
+        tail = self._tail
+        if tail is None:
+            items = self.log.items
+            start = self.store.chain_before(self.settled)
+            tail = walk(items, self.settled, self.total, self.total, start, self.origin, self.context)
+            assert tail.codes[:1] in (b"", bytes([self.open_code])), "the open turn is decided alike both ways"
+            self._tail = tail
+        return tail
+
+    @property
+    def chain_end(self) -> bytes:
+        """The chain value after every message as sent (what a reply is bound over)."""
+        return self.tail.chain_end() if self.settled < self.total else self.store.chain_before(self.settled)
+
+    @property
+    def open_turns(self) -> list[int]:
+        """The assistant turns decided after the stored ones: the open turn, if any."""
+        return [self.settled] if self.settled < self.total else []
+
     def code(self, index: int) -> int:
         """The reason code of message ``index`` (0 for messages that are not assistant turns)."""
         if index < self.settled:
             return self.store.codes[index]
-        return self.tail.codes[index - self.settled]
+        return self.open_code if index == self.settled else 0
 
     def reason(self, index: int) -> Reason | None:
         """The reason of the assistant turn at ``index`` (None for other messages)."""
