@@ -8,6 +8,7 @@ stored value can never drift from the digest that was taken of it.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any, NoReturn, TypeAlias
 
@@ -19,7 +20,7 @@ from ._errors import ValidationError
 # such as {"type": "object", "properties": {}}; the core checks the values at run time.
 JSON: TypeAlias = Mapping[str, "JSON"] | list["JSON"] | tuple["JSON", ...] | str | int | float | bool | None
 
-__all__ = ["JSON", "FrozenDict", "FrozenList", "freeze_json"]
+__all__ = ["JSON", "FrozenDict", "FrozenList", "freeze_json", "frozen"]
 
 
 def _read_only(self: object, *args: object, **kwargs: object) -> NoReturn:
@@ -40,11 +41,12 @@ class FrozenDict(dict[str, Any]):
     def __reduce__(self) -> tuple[Any, ...]:
         return (FrozenDict, (dict(self),))
 
-    def __copy__(self) -> FrozenDict:
-        return self
+    # A copy is for changing: copy.copy and copy.deepcopy give a plain, mutable dict.
+    def __copy__(self) -> dict[str, Any]:
+        return dict(self)
 
-    def __deepcopy__(self, memo: object) -> FrozenDict:
-        return self
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        return {k: copy.deepcopy(v, memo) for k, v in self.items()}
 
     def __repr__(self) -> str:
         return dict.__repr__(self)
@@ -63,11 +65,12 @@ class FrozenList(list[Any]):
     def __reduce__(self) -> tuple[Any, ...]:
         return (FrozenList, (list(self),))
 
-    def __copy__(self) -> FrozenList:
-        return self
+    # A copy is for changing: copy.copy and copy.deepcopy give a plain, mutable list.
+    def __copy__(self) -> list[Any]:
+        return list(self)
 
-    def __deepcopy__(self, memo: object) -> FrozenList:
-        return self
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        return [copy.deepcopy(v, memo) for v in self]
 
     def __repr__(self) -> str:
         return list.__repr__(self)
@@ -91,6 +94,20 @@ def _freeze(value: Any) -> Any:
     if isinstance(value, tuple):
         return FrozenList(_freeze(v) for v in tuple.__iter__(value))
     return FrozenList(_freeze(v) for v in list.__iter__(value))
+
+
+def frozen(value: Any) -> Any:
+    """A read-only version of a JSON-ready value built by thinkseal itself (a
+    request body): dicts and lists become ``FrozenDict``/``FrozenList``, and
+    what is frozen already is shared as it is, so freezing a body whose cached
+    parts were frozen when cached costs one look per part."""
+    if isinstance(value, (FrozenDict, FrozenList)):
+        return value
+    if isinstance(value, dict):
+        return FrozenDict({k: frozen(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return FrozenList(frozen(v) for v in value)
+    return value
 
 
 def freeze_json(value: object, root: str) -> tuple[Any, bytes]:

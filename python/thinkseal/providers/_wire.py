@@ -15,6 +15,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from .._json import FrozenDict, FrozenList, frozen
 from .._messages import AssistantMessage, Message
 from .._replay import Replay
 
@@ -50,7 +51,7 @@ def fragment(message: Message, key: str, build: Callable[[], Any]) -> tuple[Any,
     """A cached ``(wire object, its JSON bytes)`` pair for ``message``."""
 
     def both() -> tuple[Any, bytes]:
-        value = build()
+        value = frozen(build())  # shared by every later request: read-only
         return value, dumps(value)
 
     return cached(message, key, both)
@@ -59,7 +60,7 @@ def fragment(message: Message, key: str, build: Callable[[], Any]) -> tuple[Any,
 def message_of_blocks(role: str, blocks: Sequence[tuple[Any, bytes]]) -> tuple[dict[str, Any], bytes]:
     """``{"role": role, "content": [blocks]}`` from blocks already encoded (their
     ``(value, bytes)`` fragments), without encoding them again."""
-    value = {"role": role, "content": [block for block, _ in blocks]}
+    value = FrozenDict(role=role, content=FrozenList(block for block, _ in blocks))
     raw = b'{"role":' + dumps(role) + b',"content":[' + b",".join(data for _, data in blocks) + b"]}"
     return value, raw
 
@@ -104,7 +105,7 @@ class WireCache:
         with self.lock:
             if self.marks[-1][0] != start or end <= start:
                 return
-            self.values.extend(values)
+            self.values.extend(frozen(v) for v in values)
             self.encoded.extend(encoded)
             self.marks.append((end, len(self.values)))
 
