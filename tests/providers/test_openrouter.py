@@ -554,3 +554,12 @@ def test_json_schema_response_format_passes_through() -> None:
         thinkseal.provider("openrouter").prepare(start().with_response_format(fmt), model=MODEL), "openrouter"
     )
     assert body["response_format"] == fmt
+
+
+def test_fallback_models_are_refused() -> None:
+    """OpenRouter's ``models`` fallback lets another model answer; its sealed
+    reasoning_details would then be bound to (and replayed to) the model asked
+    for. One model per request, as docs/providers.md says."""
+    with pytest.raises(ValidationError, match="models: fallback routing") as info:
+        thinkseal.provider("openrouter").prepare(start(), model=MODEL, models=["openai/gpt-5"])
+    assert info.value.path == "models"

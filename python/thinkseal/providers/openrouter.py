@@ -237,6 +237,15 @@ class Adapter(ChatProvider):
     annotation_types = ANNOTATION_TYPES
 
     def validate_options(self, options: Mapping[str, Any], stream: bool) -> None:
+        if options.get("models") is not None:
+            # A fallback model would answer with reasoning_details bound to the
+            # configured model's origin, and be replayed to that model later.
+            raise ValidationError(
+                "models: fallback routing lets another model answer, whose sealed reasoning would be bound to "
+                "the model asked for; prepare one request per model instead (and fall back by preparing again "
+                "with model=<the next one>)",
+                path="models",
+            )
         reasoning = check_object(options, "reasoning")
         if reasoning is not None:
             check_choice(reasoning.get("effort"), REASONING_EFFORTS, "reasoning.effort")
