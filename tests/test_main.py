@@ -53,3 +53,17 @@ def test_a_file_that_is_not_utf8_fails_cleanly(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.startswith("thinkseal: $: not valid JSON")
     assert "Traceback" not in done.stderr
+
+
+def test_body_takes_request_options() -> None:
+    target = "vertex-anthropic:claude-sonnet-4-5"
+    missing = run("--target", target, "--body")
+    assert missing.returncode == 2
+    assert "project" in missing.stderr
+    done = run("--target", target, "--body", "--json", "--option", "project=p1", "--option", "region=us-east5")
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)["body"]
+    assert body["anthropic_version"] == "vertex-2023-10-16"
+    assert "model" not in body
+    assert body["max_tokens"] == 4096
+    assert run("--option", "nonsense").returncode == 2

@@ -56,6 +56,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--body", action="store_true", help="also print the request body the target's provider adapter would send"
     )
+    parser.add_argument(
+        "--option",
+        action="append",
+        type=_option,
+        default=[],
+        metavar="KEY=VALUE",
+        help="a request option for --body (VALUE read as JSON, else as a string), e.g. --option project=my-project",
+    )
     args = parser.parse_args(argv)
     try:
         conversation = _load(args.conversation)
@@ -67,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
             conversation = conversation.with_messages(messages)
         target = args.target or _default_target(conversation)
         report = conversation.replay_report(target)
-        body = _body(conversation, target) if args.body else None
+        body = _body(conversation, target, dict(args.option)) if args.body else None
     except (ThinksealError, OSError, IndexError) as err:
         print(f"thinkseal: {err}", file=sys.stderr)
         return 2
@@ -90,10 +98,21 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _body(conversation: Conversation, target: Origin) -> object:
-    """The body ``provider(target.provider)`` prepares for ``target.model``
-    (with the one option a provider requires: Anthropic's ``max_tokens``)."""
-    options: dict[str, Any] = {"max_tokens": 4096} if target.provider == "anthropic" else {}
+def _option(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        return key, json.loads(value)
+    except ValueError:
+        return key, value
+
+
+def _body(conversation: Conversation, target: Origin, options: dict[str, Any]) -> object:
+    """The body ``provider(target.provider)`` prepares for ``target.model`` with
+    ``options`` (Claude's required ``max_tokens`` defaults to 4096)."""
+    if target.provider in ("anthropic", "vertex-anthropic"):
+        options.setdefault("max_tokens", 4096)
     adapter = provider(target.provider, account=target.account)
     return adapter.prepare(conversation, model=target.model, **options).body
 
