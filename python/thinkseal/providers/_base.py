@@ -17,11 +17,14 @@ and never binds a partial (cut-off) stream.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from .._binding import Origin
 from .._conversation import Conversation
 from .._errors import ResponseError, ValidationError
+from .._frozen import check_str
+from .._json import frozen
 from .._messages import AssistantMessage
 from .._replay import Replay, ReplayReport
 from .._reply import Delta, Reply, ReplyInfo
@@ -109,7 +112,9 @@ class PreparedRequest:
     def __init__(self, provider: Provider, replay: Replay, built: Built) -> None:
         self._provider = provider
         self._replay = replay
-        self.body = built.body
+        # Read-only: its parts are shared with the wire caches of later requests,
+        # and .content was encoded from it already (docs/api.md, PreparedRequest).
+        self.body = frozen(built.body)
         self.content = built.content
         self.path = built.path
         self.headers = built.headers
@@ -138,13 +143,43 @@ class PreparedRequest:
         return f"PreparedRequest(origin={self.origin!r}, path={self.path!r}, {len(self.content)} bytes)"
 
 
+def check_aliases(aliases: object) -> Mapping[str, str]:
+    """``aliases`` (model id -> the name it is bound under) checked, as a
+    read-only copy: non-blank ``str`` on both sides, and no chains (a name
+    that is bound under another name would make the binding depend on order)."""
+    if aliases is None:
+        return MappingProxyType({})
+    if not isinstance(aliases, Mapping):
+        raise ValidationError(
+            f"aliases: expected a mapping of model id to the name it is bound under, got {type(aliases).__name__}",
+            path="aliases",
+        )
+    checked: dict[str, str] = {}
+    for key, name in aliases.items():
+        model = check_str(key, "aliases", blank_ok=False)
+        checked[model] = check_str(name, f"aliases[{model!r}]", blank_ok=False)
+    for model, name in checked.items():
+        if checked.get(name, name) != name:
+            raise ValidationError(
+                f"aliases[{model!r}]: {name!r} is itself an alias of {checked[name]!r}; map each model id "
+                "straight to the name it is bound under (no chains)",
+                path=f"aliases[{model!r}]",
+            )
+    return MappingProxyType(checked)
+
+
 class Provider:
-    """Base of the adapters. ``thinkseal.provider(id, account=None)`` makes one."""
+    """Base of the adapters. ``thinkseal.provider(id, account=None, aliases=None)`` makes one.
+
+    ``aliases`` maps a model id to the name its turns are bound under (off by
+    default): the origin of a request for ``model`` is ``Origin(id,
+    aliases.get(model, model), account)``, while the body carries ``model``."""
 
     id: ClassVar[str]
 
-    def __init__(self, account: str | None = None) -> None:
+    def __init__(self, account: str | None = None, aliases: Mapping[str, str] | None = None) -> None:
         self.account = account
+        self.aliases = check_aliases(aliases)
 
     def prepare(
         self, conversation: Conversation, *, model: str, stream: bool = False, **options: Any
@@ -156,7 +191,8 @@ class Provider:
             raise ValidationError("conversation: expected a Conversation", path="conversation")
         if not isinstance(stream, bool):
             raise ValidationError("stream: expected bool", path="stream")
-        origin = Origin(self.id, model, self.account)
+        bound_as = self.aliases.get(model, model) if isinstance(model, str) else model
+        origin = Origin(self.id, bound_as, self.account)
         replay = conversation.replay(origin)
         return PreparedRequest(self, replay, self.build(conversation, replay, model, dict(options), stream))
 
@@ -178,4 +214,6 @@ class Provider:
 
     def __repr__(self) -> str:
         extra = f", account={self.account!r}" if self.account else ""
+        if self.aliases:
+            extra += f", aliases={dict(self.aliases)!r}"
         return f"thinkseal.provider({self.id!r}{extra})"

@@ -49,7 +49,9 @@ What Anthropic requires, and what thinkseal does about it:
   native structured output); ``json_object`` has no native equivalent and
   raises ``ValidationError``.
 - What Anthropic and Bedrock share (Claude's rules) is in ``_claude``; this
-  module is Anthropic's spelling of it.
+  module is Anthropic's spelling of it. Claude on Vertex AI takes the same
+  Messages API at another endpoint: ``vertex_anthropic`` is this adapter with
+  its own provider id and ``Adapter.route`` (path, body head, headers).
 - Replies: ``stop_reason``, ``usage`` (``input_tokens``, ``output_tokens``,
   ``cache_read_input_tokens``, ``cache_creation_input_tokens``,
   ``output_tokens_details.thinking_tokens``), ``id`` and ``model``. A content
@@ -73,7 +75,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from .._blocks import ThinkingBlock
 from .._content import Document, Image
@@ -209,7 +211,8 @@ class _Wire(_claude.Wire):
         # A lone user message goes out as plain string content when it is one text.
         if len(group) == 1 and isinstance(group[0], UserMessage):
             message = group[0]
-            return fragment(message, "anthropic:user", lambda: {"role": "user", "content": self.user_content(message)})
+            key = f"{self.key}:user"
+            return fragment(message, key, lambda: {"role": "user", "content": self.user_content(message)})
         return super().user_turn(group)
 
     def user_content(self, message: UserMessage) -> str | list[dict[str, Any]]:
@@ -248,38 +251,62 @@ _WIRE: Final = _Wire()
 
 class Adapter(Provider):
     id = _Wire.key
+    # Another endpoint of the Messages API (``vertex_anthropic``) subclasses this
+    # adapter with its own wire (its provider id), reserved fields and ``route``.
+    wire: ClassVar[_Wire] = _WIRE
+    reserved: ClassVar[Mapping[str, str]] = _RESERVED
 
     # -- request ---------------------------------------------------------------
+
+    def route(self, model: str, stream: bool, options: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, str]]:
+        """The request's path, the body fields before ``messages`` and the
+        headers, for this endpoint; an endpoint that routes by options pops them
+        from ``options`` here, so they never reach the body."""
+        return PATH, {"model": model}, {"anthropic-version": API_VERSION, "content-type": "application/json"}
 
     def build(
         self, conversation: Conversation, replay: Replay, model: str, options: dict[str, Any], stream: bool
     ) -> Built:
+        path, body, headers = self.route(model, stream, options)
+        wire = self.wire
         betas = _claude.check_betas(options.pop("betas", None), "betas")
-        thinking = _check_options(options, betas)
-        turns, encoded, marks = _WIRE.messages(conversation, replay, thinking)
-        body: dict[str, Any] = {"model": model, "messages": turns}
+        thinking = self.check_options(options, betas)
+        turns, encoded, marks = wire.messages(conversation, replay, thinking)
+        body["messages"] = turns
         if conversation.system_prompts:
             systems = conversation.system_messages
             if len(systems) == 1 and isinstance(systems[0].content, str):
                 body["system"] = systems[0].content
             else:
-                body["system"] = _WIRE.system_blocks(systems)
-                marks += _WIRE.marks_in(body["system"])
+                body["system"] = wire.system_blocks(systems)
+                marks += wire.marks_in(body["system"])
         if conversation.tools:
             body["tools"] = [_tool(t) for t in conversation.tools]
-            marks += _WIRE.marks_in(body["tools"])
-        _WIRE.check_marks(marks)
-        _WIRE.put_response_format(options, conversation.response_format)
+            marks += wire.marks_in(body["tools"])
+        wire.check_marks(marks)
+        wire.put_response_format(options, conversation.response_format)
         body.update(options)
         if stream:
             body["stream"] = True
 
         if thinking.block_binding:
             betas = _claude.merge_betas(betas, [_claude.BINDING_BETA])
-        headers = {"anthropic-version": API_VERSION, "content-type": "application/json"}
         if betas:
             headers["anthropic-beta"] = ",".join(betas)
-        return Built(body, splice(body, "messages", encoded), PATH, headers)
+        return Built(body, splice(body, "messages", encoded), path, headers)
+
+    def check_options(self, options: dict[str, Any], betas: list[str]) -> _claude.ThinkingSettings:
+        # Frozen JSON copies: a value that is not JSON (NaN, a set, a lone surrogate,
+        # a non-string key) raises at its path, and the body never shares the caller's dicts.
+        options.update(frozen_options(options, self.reserved))
+        if "max_tokens" not in options:
+            raise ValidationError(
+                f"max_tokens: Field required ({self.wire.name} requires max_tokens)", path="max_tokens"
+            )
+        max_tokens = options["max_tokens"]
+        if not _claude.is_int(max_tokens) or max_tokens < 0:
+            raise ValidationError("max_tokens: Input should be a valid integer (>= 0)", path="max_tokens")
+        return self.wire.settings(options, betas)
 
     # -- response --------------------------------------------------------------
 
@@ -287,7 +314,7 @@ class Adapter(Provider):
         root = Node(response).object()
         if root.value.get("type") == "error":
             raise _error_event(root)
-        return _WIRE.reply(root, role_required=False)
+        return self.wire.reply(root, role_required=False)
 
     def reply_info(self, response: Mapping[str, Any]) -> ReplyInfo:
         root = Node(response).object()
@@ -296,22 +323,10 @@ class Adapter(Provider):
         return ReplyInfo(root.opt("stop_reason", str), Usage(**counts), root.opt("id", str), root.opt("model", str))
 
     def new_stream(self) -> StreamParser:
-        return _Stream()
+        return _Stream(self.wire)
 
 
 # -- request pieces -------------------------------------------------------------
-
-
-def _check_options(options: dict[str, Any], betas: list[str]) -> _claude.ThinkingSettings:
-    # Frozen JSON copies: a value that is not JSON (NaN, a set, a lone surrogate,
-    # a non-string key) raises at its path, and the body never shares the caller's dicts.
-    options.update(frozen_options(options, _RESERVED))
-    if "max_tokens" not in options:
-        raise ValidationError("max_tokens: Field required (Anthropic requires max_tokens)", path="max_tokens")
-    max_tokens = options["max_tokens"]
-    if not _claude.is_int(max_tokens) or max_tokens < 0:
-        raise ValidationError("max_tokens: Input should be a valid integer (>= 0)", path="max_tokens")
-    return _WIRE.settings(options, betas)
 
 
 def _tool(tool: Tool) -> dict[str, Any]:
@@ -373,11 +388,16 @@ _KNOWN: Final[frozenset[str]] = frozenset({"text", "thinking", "redacted_thinkin
 
 
 class _Stream(_claude.Stream[_Block]):
-    """Accumulates the data objects of Anthropic's SSE events."""
+    """Accumulates the data objects of Anthropic's SSE events (``wire``: the
+    endpoint's, whose provider id its native blocks carry)."""
 
     start_event = "message_start"
     stop_event = "message_stop"
     content_path = "$.content"
+
+    def __init__(self, wire: _Wire) -> None:
+        super().__init__()
+        self._wire = wire
 
     def feed(self, event: Mapping[str, Any]) -> list[Delta]:
         node = Node(event).object()
@@ -495,7 +515,7 @@ class _Stream(_claude.Stream[_Block]):
             text = block.text
             if block.citations:
                 value = {**block.start, "text": text, "citations": block.citations}
-                return _claude.native_part(_WIRE.key, value, path, text=text)
+                return _claude.native_part(self._wire.key, value, path, text=text)
             return text
         if block.kind == "thinking":
             return _claude.thinking_block(block.text, block.signature)
@@ -509,16 +529,16 @@ class _Stream(_claude.Stream[_Block]):
                 value["text"] = str(value.get("text") or "") + block.text
             if block.citations is not None:
                 value["citations"] = [*(value.get("citations") or []), *block.citations]
-            return _claude.native_part(_WIRE.key, value, path)
+            return _claude.native_part(self._wire.key, value, path)
         raw = "".join(block.json)
         arguments = parse_arguments(raw, f"{path}.input") if raw.strip() else block.start_input
-        return _WIRE.tool_call(block.id, block.name, arguments, path)
+        return self._wire.tool_call(block.id, block.name, arguments, path)
 
     def partial_part(self, block: _Block) -> Part | None:
         if block.kind == "text":
             return block.text
         if block.kind == "tool_use":
-            return _claude.complete_call(block, "".join(block.json), block.start_input, _WIRE.tool_call)
+            return _claude.complete_call(block, "".join(block.json), block.start_input, self._wire.tool_call)
         return None
 
 

@@ -24,6 +24,14 @@ Under adaptive thinking a tool step may come without thinking; the emulator
 remembers the tool calls it returned together with thinking, and only a tool
 loop over such a call (or over a turn that still has thinking blocks) must
 start with its thinking.
+
+The same server also answers Claude on Vertex AI's path,
+``POST /v1/projects/{project}/locations/{region}/publishers/anthropic/models/{model}:rawPredict``
+(``:streamRawPredict``): the same Messages API with the model taken from the
+path, ``anthropic_version: "vertex-2023-10-16"`` required in the body, no
+``model`` in it, and no ``anthropic-version`` header needed. Vertex is another
+endpoint with its own ``Claude`` engine (its own signing key): a block signed
+by one endpoint fails the other's signature check ("Invalid `signature`").
 """
 
 from __future__ import annotations
@@ -33,15 +41,22 @@ import binascii
 import hashlib
 import hmac
 import json
+import re
 import threading
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import unquote
 
 BINDING_BETA = "thinking-binding-controls-2026-08-01"
 INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
+VERTEX_VERSION = "vertex-2023-10-16"
+VERTEX_PATH = re.compile(
+    r"/v1/projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/publishers/anthropic/models/"
+    r"(?P<model>[^/]+):(?P<method>rawPredict|streamRawPredict)"
+)
 
 # -- error wording (docs/providers.md, Anthropic) ------------------------------------
 
@@ -85,6 +100,9 @@ BUDGET_TOO_SMALL = "thinking.enabled.budget_tokens: Input should be greater than
 BUDGET_NOT_BELOW_MAX = "`max_tokens` must be greater than `thinking.budget_tokens`."
 TEMPERATURE = "`temperature` may only be set to 1 when thinking is enabled or in adaptive mode"
 FORCED_TOOL = "Thinking may not be enabled when tool_choice forces tool use."
+# Vertex's wording for these is not documented (docs/providers.md, Claude on Vertex AI): emulator rules.
+VERTEX_VERSION_REQUIRED = f"anthropic_version: Input should be '{VERTEX_VERSION}' (emulator rule)"
+VERTEX_MODEL_IN_BODY = "model: Extra inputs are not permitted; the model is in the endpoint URL (emulator rule)"
 
 
 class ApiError(Exception):
@@ -619,12 +637,16 @@ class LoopbackServer:
 
 
 class AnthropicEmulator(LoopbackServer):
-    """``POST /v1/messages`` on 127.0.0.1; ``start()`` returns the base URL."""
+    """``POST /v1/messages`` and Vertex's ``...:rawPredict`` / ``...:streamRawPredict``
+    on 127.0.0.1; ``start()`` returns the base URL. ``claude`` signs and checks
+    for the Messages API, ``vertex`` (another key) for Vertex."""
 
-    def __init__(self, claude: Claude | None = None) -> None:
+    def __init__(self, claude: Claude | None = None, vertex: Claude | None = None) -> None:
         self.claude = claude or Claude()
+        self.vertex = vertex or Claude(b"thinkseal-emulator-secret/vertex")
         self._script: deque[list[Scripted]] = deque()
         self.requests: list[dict[str, Any]] = []  # every request body received, in order
+        self.paths: list[str] = []  # every request path received (the HTTP ones), in order
         self.outcomes: list[Outcome] = []  # per accepted request
         self.errors: list[str] = []  # every 400 message sent
         self._lock = threading.Lock()
@@ -636,28 +658,38 @@ class AnthropicEmulator(LoopbackServer):
 
     # -- handling ------------------------------------------------------------------
 
-    def respond(self, body: Mapping[str, Any], headers: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
-        """The status and JSON message (or error) for one request; no HTTP involved."""
+    def respond(
+        self, body: Mapping[str, Any], headers: Mapping[str, str], *, vertex_model: str | None = None
+    ) -> tuple[int, dict[str, Any]]:
+        """The status and JSON message (or error) for one request; no HTTP involved.
+        ``vertex_model``: the request came to Vertex's path for this model."""
         with self._lock:
             self.requests.append(json.loads(json.dumps(body)))
             try:
-                if headers.get("anthropic-version") != "2023-06-01":
-                    raise ApiError("anthropic-version: header is required")
+                if vertex_model is None:
+                    if headers.get("anthropic-version") != "2023-06-01":
+                        raise ApiError("anthropic-version: header is required")
+                    engine, checked = self.claude, body
+                else:
+                    engine, checked = self.vertex, _vertex_body(body, vertex_model)
                 betas = [b.strip() for b in headers.get("anthropic-beta", "").split(",") if b.strip()]
-                outcome = self.claude.check(body, betas)
+                outcome = engine.check(checked, betas)
             except ApiError as err:
                 self.errors.append(err.message)
                 return err.status, err.body()
             script = self._script.popleft() if self._script else [Say("Done.")]
             self._count += 1
             self.outcomes.append(outcome)
-            content = self.claude.reply(body, script)
-            return 200, message_json(body["model"], content, outcome, self._count)
+            content = engine.reply(checked, script)
+            return 200, message_json(checked["model"], content, outcome, self._count)
 
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
-        if handler.path.split("?")[0] != "/v1/messages":
+        path = handler.path.split("?")[0]
+        vertex = VERTEX_PATH.fullmatch(path)
+        if path != "/v1/messages" and vertex is None:
             _send_json(handler, 404, ApiError("Not found", 404, "not_found_error").body())
             return
+        self.paths.append(path)
         length = int(handler.headers.get("content-length") or 0)
         try:
             body = json.loads(handler.rfile.read(length))
@@ -665,7 +697,8 @@ class AnthropicEmulator(LoopbackServer):
             _send_json(handler, 400, ApiError("There was an issue with the request body: invalid JSON").body())
             return
         headers = {k.lower(): v for k, v in handler.headers.items()}
-        status, payload = self.respond(body, headers)
+        model = None if vertex is None else unquote(vertex["model"])
+        status, payload = self.respond(body, headers, vertex_model=model)
         if status != 200 or not body.get("stream"):
             _send_json(handler, status, payload)
             return
@@ -678,6 +711,16 @@ class AnthropicEmulator(LoopbackServer):
             handler.wfile.write(f"event: {event['type']}\ndata: {data}\n\n".encode())
         handler.wfile.flush()
         handler.close_connection = True
+
+
+def _vertex_body(body: Mapping[str, Any], model: str) -> dict[str, Any]:
+    """A Vertex request body as the Messages API body Claude checks: the
+    version checked and left out, the model from the path."""
+    if body.get("anthropic_version") != VERTEX_VERSION:
+        raise ApiError(VERTEX_VERSION_REQUIRED)
+    if "model" in body:
+        raise ApiError(VERTEX_MODEL_IN_BODY)
+    return {**{k: v for k, v in body.items() if k != "anthropic_version"}, "model": model}
 
 
 def _send_json(handler: BaseHTTPRequestHandler, status: int, payload: Mapping[str, Any]) -> None:
