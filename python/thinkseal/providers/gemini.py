@@ -1,0 +1,38 @@
+"""The Gemini API's ``generateContent`` (``POST /v1beta/models/{model}:generateContent``,
+``:streamGenerateContent?alt=sse`` with ``stream=True``).
+
+What the Gemini API requires, and what thinkseal does about it:
+
+- The model lives in the path (percent-encoded), not in the body; base URL
+  ``https://generativelanguage.googleapis.com``. Credentials are the caller's
+  (``x-goog-api-key``); pass an account (``thinkseal.provider("gemini",
+  account=...)``) to keep one key's signatures from another's.
+- Everything else (thought signatures and their dummy value, thought summaries,
+  tool calls without ids, function responses, content parts, options) is
+  Google's shared ``generateContent`` wire: ``providers/_gemini.py`` and
+  ``providers/_gemini_reply.py``, shared with ``vertex-gemini``, which is a
+  separate origin: no signature crosses between the two.
+- Streams: feed each SSE event's data (a ``GenerateContentResponse`` chunk);
+  the reply is complete once a chunk carries ``finishReason``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Final
+from urllib.parse import quote
+
+from ._gemini import GeminiProvider, method
+from ._gemini_reply import generated_call_id
+
+__all__ = ["BASE_URL", "Adapter", "generated_call_id"]
+
+BASE_URL: Final[str] = "https://generativelanguage.googleapis.com"
+
+
+class Adapter(GeminiProvider):
+    """The Gemini API (Google AI Studio keys)."""
+
+    id: ClassVar[str] = "gemini"
+
+    def locate(self, model: str, options: dict[str, Any], stream: bool) -> str:
+        return f"/v1beta/models/{quote(model, safe='')}{method(stream)}"
