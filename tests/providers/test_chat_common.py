@@ -37,7 +37,12 @@ from .emulators.chat import EXTENSIONS, ChatEmulator, Turn, check_request, sdk_c
 # The chat-completions providers: every registered adapter built on ChatProvider.
 PROVIDERS = tuple(p for p in PROVIDER_IDS if isinstance(thinkseal.provider(p), ChatProvider))
 # Where each provider puts a reply's reasoning text (message and delta).
-REASONING_FIELD = {"openrouter": "reasoning", "deepseek": "reasoning_content", "zai": "reasoning_content"}
+REASONING_FIELD = {
+    "openrouter": "reasoning",
+    "deepseek": "reasoning_content",
+    "zai": "reasoning_content",
+    "openai": "reasoning_content",  # as an OpenAI-compatible server returns it
+}
 
 WEATHER = Tool(
     "get_weather",
@@ -139,6 +144,7 @@ def test_provider_extensions_are_the_documented_ones() -> None:
             "part": {"cache_control"},
             "tool": {"cache_control"},
         },
+        "openai": {"body": set(), "assistant": set()},
     }
     assert expected == EXTENSIONS
 
@@ -304,7 +310,7 @@ def test_turn_left_with_nothing_to_send_is_skipped(provider_id: str) -> None:
         ({"type": "text"}, set(PROVIDERS)),
         (
             {"type": "json_schema", "json_schema": {"name": "weather", "schema": {"type": "object"}, "strict": True}},
-            {"openrouter"},
+            {"openrouter", "openai"},
         ),
         ({"type": "xml"}, set()),
     ],

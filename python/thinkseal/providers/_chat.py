@@ -56,6 +56,7 @@ What every chat-completions provider requires, and what thinkseal does:
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from types import MappingProxyType
@@ -104,6 +105,17 @@ def check_thinking_type(options: Mapping[str, Any], *, required: bool) -> Mappin
     return thinking
 
 
+def check_stream_options(options: Mapping[str, Any], stream: bool) -> None:
+    """``stream_options``: an object, and only in a streaming request."""
+    if options.get("stream_options") is not None:
+        if not stream:
+            raise ValidationError(
+                "stream_options: only valid for a streaming request (prepare(..., stream=True))",
+                path="stream_options",
+            )
+        check_object(options, "stream_options")
+
+
 # -- content parts ---------------------------------------------------------------------
 
 
@@ -150,6 +162,8 @@ class PartWriter:
     text_arrays: ClassVar[bool] = True
     # What a tool result may hold besides text: "image", "document".
     tool_kinds: ClassVar[frozenset[str]] = frozenset({"image", "document"})
+    # The ``type`` of the parts ``text`` writes (an error prefix goes on the first one).
+    text_type: ClassVar[str] = "text"
 
     def __init__(self, provider: str) -> None:
         self.provider = provider
@@ -215,7 +229,7 @@ def wire_content(message: SystemMessage | UserMessage | ToolMessage, writer: Par
                 raise writer.tool_refusal(kind, where)
             out.append(writer.image(part, where) if isinstance(part, Image) else writer.document(part, where))
     if error:
-        if out and out[0].get("type") == "text" and isinstance(out[0].get("text"), str):
+        if out and out[0].get("type") == writer.text_type and isinstance(out[0].get("text"), str):
             out[0] = {**out[0], "text": TOOL_ERROR_PREFIX + out[0]["text"]}
         else:
             out.insert(0, writer.text(TOOL_ERROR_PREFIX))
@@ -459,13 +473,7 @@ class ChatProvider(Provider):
 
     def _check_options(self, options: Mapping[str, Any], stream: bool) -> dict[str, Any]:
         checked = frozen_options(options, _RESERVED)
-        if checked.get("stream_options") is not None:
-            if not stream:
-                raise ValidationError(
-                    "stream_options: only valid for a streaming request (prepare(..., stream=True))",
-                    path="stream_options",
-                )
-            check_object(checked, "stream_options")
+        check_stream_options(checked, stream)
         self.validate_options(checked, stream)
         return checked
 
@@ -511,6 +519,19 @@ def _without_nulls(value: Any) -> Any:
     return value
 
 
+def stored_json(node: Node) -> str:
+    """A response object as thinkseal stores it: compact JSON with sorted keys
+    and no null members, so the same object gives the same text whether it came
+    whole, streamed, or through an SDK's ``model_dump()`` (which adds nulls and
+    reorders keys)."""
+    node.object()
+    try:
+        text = json.dumps(_without_nulls(node.value), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ResponseError(f"not JSON: {exc}", path=node.path) from None
+    return valid_text(text, node.path)
+
+
 def native_block(provider: str, node: Node) -> Native:
     """A response block kept as ``provider``'s own ``Native`` block: compact JSON
     with sorted keys and no null members, so a block gives the same data whether
@@ -552,17 +573,25 @@ def _check_call_type(node: Node) -> None:
         raise ResponseError(f"unknown tool call type {kind!r}", path=f"{node.path}.type")
 
 
-def make_call(call_id: object, name: object, arguments: object, path: str) -> ToolCall:
-    """A ToolCall from response values, every failure a ``ResponseError`` at its path."""
-    for value, field in ((call_id, "id"), (name, "function.name")):
+# Where a chat-completions tool call keeps its id, name and arguments (``make_call``'s error paths).
+CHAT_CALL_FIELDS: Final[tuple[str, str, str]] = ("id", "function.name", "function.arguments")
+
+
+def make_call(
+    call_id: object, name: object, arguments: object, path: str, fields: tuple[str, str, str] = CHAT_CALL_FIELDS
+) -> ToolCall:
+    """A ToolCall from response values, every failure a ``ResponseError`` at its
+    path (``fields``: where the id, name and arguments stand under ``path``)."""
+    id_field, name_field, arguments_field = fields
+    for value, field in ((call_id, id_field), (name, name_field)):
         if not isinstance(value, str) or not value.strip():
             raise ResponseError("expected a non-blank string", path=f"{path}.{field}")
         valid_text(value, f"{path}.{field}")
-    args = parse_arguments(arguments, f"{path}.function.arguments")
+    args = parse_arguments(arguments, f"{path}.{arguments_field}")
     try:
         return ToolCall(call_id, name, args)  # type: ignore[arg-type]
     except ThinksealError as exc:
-        raise wrap_errors(f"{path}.function.arguments", exc) from None
+        raise wrap_errors(f"{path}.{arguments_field}", exc) from None
 
 
 def read_call(node: Node) -> ToolCall:

@@ -1,4 +1,4 @@
-"""A chat-completions emulator for the openrouter, deepseek and zai adapters.
+"""A chat-completions emulator for the openrouter, deepseek, zai and openai adapters.
 
 A real HTTP server on 127.0.0.1 (an ephemeral port) that answers
 ``POST <base path>/chat/completions`` the way each provider does, and rejects,
@@ -15,7 +15,8 @@ with the provider's 400 error, every request the provider would reject:
   user and tool messages (and its audio and video parts), ``cache_control`` on
   text parts and tools; DeepSeek's
   text and image parts in user messages; Z.ai's text, image and ``file_url``
-  parts in user messages (not a file with an image), strings elsewhere. Part
+  parts in user messages (not a file with an image), strings elsewhere;
+  OpenAI's text, image, audio and file parts in user messages, text elsewhere. Part
   shapes OpenAI's schema has not (Z.ai's ``file_url``, OpenRouter's non-text
   tool-result parts) are checked against the provider's documented shape. The
   error strings of these rules are the emulator's own, marked "(emulator rule)";
@@ -27,6 +28,11 @@ with the provider's 400 error, every request the provider would reject:
   over the model, the tools and every message before the turn, and rejects items
   it never issued, items changed, reordered or partly dropped, items replayed to
   another model, and items replayed after their prefix changed;
+- openai: nothing beyond OpenAI's schema (so a ``reasoning_content`` sent back is
+  refused like any unknown field) and the tool pairing rule; its replies carry
+  ``usage.prompt_tokens_details.cached_tokens`` and
+  ``completion_tokens_details.reasoning_tokens``, and scripted reasoning comes as
+  ``reasoning_content``, the way an OpenAI-compatible server returns it;
 - zai: under preserved thinking (``thinking.clear_thinking: false``), an
   assistant turn it issued whose ``reasoning_content`` comes back changed or
   missing. (Z.ai documents this as a requirement but only degrades; the
@@ -46,11 +52,11 @@ import inspect
 import json
 import threading
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import openai
 import pydantic_core
@@ -74,6 +80,7 @@ EXTENSIONS: dict[str, dict[str, frozenset[str]]] = {
         "body": frozenset({"thinking", "do_sample", "tool_stream", "request_id", "user_id"}),
         "assistant": frozenset({"reasoning_content"}),
     },
+    "openai": {"body": frozenset(), "assistant": frozenset()},
     "openrouter": {
         "body": frozenset({"reasoning", "include_reasoning", "provider", "transforms", "models", "usage", "top_k"}),
         "assistant": frozenset({"reasoning", "reasoning_details", "annotations"}),
@@ -98,11 +105,17 @@ CONTENT: dict[str, dict[str, frozenset[str]]] = {
         "assistant": frozenset({"text"}),
     },
     "zai": {"user": frozenset({"text", "image_url", "video_url", "file_url"})},
+    "openai": {
+        "system": frozenset({"text"}),
+        "user": frozenset({"text", "image_url", "input_audio", "file"}),
+        "tool": frozenset({"text"}),
+        "assistant": frozenset({"text", "refusal"}),
+    },
 }
 CACHE_CONTROL_TTLS = ("5m", "1h")
 
 # Base path of each provider's documented base URL (the adapter's path is relative to it).
-BASE_PATHS = {"deepseek": "", "zai": "/api/paas/v4", "openrouter": "/api/v1"}
+BASE_PATHS = {"deepseek": "", "zai": "/api/paas/v4", "openrouter": "/api/v1", "openai": "/v1"}
 
 DEEPSEEK_MISSING_REASONING = "The `reasoning_content` in the thinking mode must be passed back to the API."
 OPENAI_UNANSWERED_CALLS = (
@@ -262,21 +275,22 @@ def content_errors(body: Mapping[str, Any], provider: str) -> str | None:
 
 # -- driving it with the SDK --------------------------------------------------------------
 
-_CREATE_PARAMS = frozenset(inspect.signature(openai.resources.chat.Completions.create).parameters) - {
-    "self",
-    "extra_body",
-    "extra_headers",
-    "extra_query",
-    "timeout",
-}
+# Arguments of an SDK method that are not body fields.
+_NOT_BODY = frozenset({"self", "extra_body", "extra_headers", "extra_query", "timeout"})
+
+
+def sdk_call(create: Callable[..., Any], body: Mapping[str, Any]) -> Any:
+    """The SDK method ``create`` with ``body``: the fields it knows as arguments,
+    anything else (a provider's own fields) through ``extra_body``."""
+    known_names = frozenset(inspect.signature(create).parameters) - _NOT_BODY
+    known = {k: v for k, v in body.items() if k in known_names}
+    extra = {k: v for k, v in body.items() if k not in known_names}
+    return create(**known, extra_body=extra or None)
 
 
 def sdk_create(client: openai.OpenAI, body: Mapping[str, Any]) -> Any:
-    """``client.chat.completions.create`` with ``body``: the fields the SDK knows
-    as arguments, the provider's own fields through ``extra_body``."""
-    known = {k: v for k, v in body.items() if k in _CREATE_PARAMS}
-    extra = {k: v for k, v in body.items() if k not in _CREATE_PARAMS}
-    return client.chat.completions.create(**known, extra_body=extra or None)
+    """``client.chat.completions.create`` with ``body`` (see ``sdk_call``)."""
+    return sdk_call(client.chat.completions.create, body)
 
 
 # -- scripted replies ----------------------------------------------------------------------
@@ -328,30 +342,28 @@ class _State:
     count: int = 0
 
 
-class ChatEmulator:
-    """The emulated provider ``provider`` ("openrouter", "deepseek" or "zai")."""
+class LocalServer:
+    """A real HTTP server on 127.0.0.1 (an ephemeral port) that answers each POST
+    with ``answer(path, body bytes, headers)``: (status, payload, whether it is
+    an SSE stream). ``base_url`` is the server's address and ``base_path``."""
 
-    def __init__(self, provider: str) -> None:
-        if provider not in BASE_PATHS:
-            raise ValueError(provider)
-        self.provider = provider
-        self._secret = b"emulator-secret-" + provider.encode()
-        self._state = _State()
-        self._lock = threading.Lock()
+    base_path = ""
+
+    def __init__(self) -> None:
         self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    # -- lifecycle ---------------------------------------------------------------
+    def answer(self, path: str, raw: bytes, headers: Mapping[str, str]) -> tuple[int, bytes, bool]:
+        raise NotImplementedError
 
-    def start(self) -> ChatEmulator:
-        emulator = self
+    def start(self) -> Self:
+        server = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                status, payload, sse = emulator.handle(self.path, raw)
+                status, payload, sse = server.answer(self.path, raw, self.headers)
                 self.send_response(status)
                 self.send_header("Content-Type", "text/event-stream" if sse else "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -362,8 +374,7 @@ class ChatEmulator:
                 pass
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
 
     def stop(self) -> None:
@@ -372,7 +383,7 @@ class ChatEmulator:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> ChatEmulator:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -382,10 +393,27 @@ class ChatEmulator:
     def base_url(self) -> str:
         """The provider's base URL on this server (give it to ``openai.OpenAI``)."""
         assert self._server is not None, "emulator not started"
-        return f"http://127.0.0.1:{self._server.server_address[1]}{BASE_PATHS[self.provider]}"
+        return f"http://127.0.0.1:{self._server.server_address[1]}{self.base_path}"
 
     def url(self, path: str) -> str:
         return self.base_url + path
+
+
+class ChatEmulator(LocalServer):
+    """The emulated provider ``provider`` ("openrouter", "deepseek", "zai" or "openai")."""
+
+    def __init__(self, provider: str) -> None:
+        if provider not in BASE_PATHS:
+            raise ValueError(provider)
+        super().__init__()
+        self.provider = provider
+        self.base_path = BASE_PATHS[provider]
+        self._secret = b"emulator-secret-" + provider.encode()
+        self._state = _State()
+        self._lock = threading.Lock()
+
+    def answer(self, path: str, raw: bytes, headers: Mapping[str, str]) -> tuple[int, bytes, bool]:
+        return self.handle(path, raw)
 
     def client(self) -> openai.OpenAI:
         return openai.OpenAI(base_url=self.base_url, api_key="test", max_retries=0)
@@ -444,6 +472,8 @@ class ChatEmulator:
             return self._check_deepseek(body)
         if self.provider == "openrouter":
             return self._check_openrouter(body)
+        if self.provider == "openai":
+            return None  # OpenAI's own rules are its schema and the pairing above
         return self._check_zai(body)
 
     def _check_deepseek(self, body: dict[str, Any]) -> str | None:
@@ -531,13 +561,17 @@ class ChatEmulator:
         }
         if self.provider == "openrouter":
             choice["native_finish_reason"] = "tool_use" if turn.tool_calls else "end_turn"  # an unknown extra field
+        usage: dict[str, Any] = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        if self.provider == "openai":
+            usage["prompt_tokens_details"] = {"cached_tokens": 4, "audio_tokens": 0}
+            usage["completion_tokens_details"] = {"reasoning_tokens": 3, "audio_tokens": 0}
         return {
             "id": f"chatcmpl-{self.provider}-{n}",
             "object": "chat.completion",
             "created": 1767225600 + n,
             "model": body["model"],
             "choices": [choice],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            "usage": usage,
         }
 
     def _details(self, body: Mapping[str, Any], turn: Turn) -> list[dict[str, Any]]:

@@ -1,0 +1,707 @@
+"""OpenAI Responses API (base URL ``https://api.openai.com/v1``; path
+``/responses``). Provider id ``openai-responses``; OpenAI's chat completions
+are the ``openai`` adapter. Content parts and the reply-reading helpers are
+shared with ``_chat``.
+
+What OpenAI requires, and what thinkseal does:
+
+- Reasoning comes back as ``reasoning`` output items: an id, a ``summary`` (a
+  list of ``summary_text`` parts, empty unless ``reasoning.summary`` asked for
+  one) and, with ``include: ["reasoning.encrypted_content"]``, the reasoning
+  itself as ``encrypted_content``, which only OpenAI can read and only for the
+  organisation that produced it. thinkseal keeps each item, in its place in the
+  turn, as its summary text (an unsigned ``ThinkingBlock.Text``, the summary
+  parts joined by a blank line; the ``reasoning_text`` content of open-weight
+  models when there is no summary) followed by ``ThinkingBlock.Opaque(
+  "openai-responses", item)``: the item as compact JSON with sorted keys and
+  without null members, so the HTTP JSON, the SDK's ``model_dump()`` and a
+  stream give the same block. A reply with reasoning items is sealed and bound.
+- Replay (stateless, the default): thinkseal sends the whole conversation with
+  ``store: false`` and ``include: ["reasoning.encrypted_content"]`` (added to the
+  caller's ``include``). OpenAI's reasoning guide asks for every reasoning item
+  to come back, especially between a function call and its output. A kept turn
+  replays its reasoning items verbatim, each right before the item that followed
+  it. A turn that is not kept (edited, pruned or re-targeted history, another
+  model or account: encrypted content belongs to the organisation) goes out
+  without them, its other items unchanged. A reasoning item goes out only when
+  an item of its turn follows it directly (OpenAI rejects one "without its
+  required following item"), and under ``store: false`` only with its
+  ``encrypted_content`` (OpenAI cannot look up an unstored item by id).
+- Other output items: ``function_call`` → ``ToolCall`` (id = ``call_id``), sent
+  back as ``{"type": "function_call", "call_id", "name", "arguments"}``; an
+  assistant ``message`` whose content is plain ``output_text`` → its text, sent
+  back as ``{"role": "assistant", "content": text}``. The output item ids
+  (``fc_…``, ``msg_…``) are not sent back: under ``store: false`` they name
+  nothing stored, and OpenAI ties them to the reasoning item before them ("Item
+  'fc_…' of type 'function_call' was provided without its required 'reasoning'
+  item"), so an unsealed turn carrying them is a 400. A message with more than
+  plain text (a ``phase``, annotations such as ``url_citation``, a ``refusal``,
+  logprobs) is kept whole as ``Native("openai-responses", item, text)`` and goes
+  back as an assistant input message with its text and ``phase`` (the input
+  form of an output message needs its server item id). Items of other types
+  (web search, file search, MCP, …) are kept whole as ``Native`` and go back
+  verbatim, to this provider only.
+- System messages stay in place as ``{"role": "system"}`` input messages (the
+  ``instructions`` field is refused as an option: system prompts are part of
+  the fingerprint). User content: ``input_text``, ``input_image`` (``image_url``:
+  a URL or a ``data:`` URL; ``detail: "auto"``) and ``input_file`` (PDF bytes as
+  ``file_data``, a ``data:application/pdf;base64,`` URL, with ``filename``; or
+  ``file_url``). Tool results are ``function_call_output`` items whose
+  ``output`` is a string or the same parts; ``is_error`` results start with
+  ``[tool error] `` (the format has no error flag). Cache breakpoints are
+  ignored (OpenAI caches automatically); the body is the same with or without
+  them.
+- Tools: ``{"type": "function", "name", "description", "parameters", "strict"}``
+  with ``strict: true`` only for a schema that strict mode accepts (every object
+  has ``additionalProperties: false`` and lists every property as required).
+  ``response_format`` → ``text.format`` (``json_schema`` flattened: ``name``,
+  ``schema``, ``strict``, ``description``).
+- Server-side state: with ``store=True`` the body carries the whole history and
+  no ``store: false``/``include`` is added. With ``previous_response_id`` (which
+  needs stored responses) only the messages after the conversation's last
+  assistant turn are sent, after checking that the server's history is this
+  conversation's: that turn must go out as it was received (``kept``) or have
+  no reasoning at all, and every call of it must be answered. Otherwise
+  ``ReplayError``. thinkseal cannot check that the id names that turn's response
+  (messages do not keep response ids; ``Reply.id`` has it), nor that OpenAI
+  still stores it.
+- Options (OpenAI's names): ``reasoning`` ``{effort, summary, generate_summary,
+  context, mode}``, ``max_output_tokens`` >= 16 (OpenAI's minimum, in its
+  wording), ``temperature`` 0..2, ``top_p`` 0..1, ``top_logprobs`` 0..20,
+  ``max_tool_calls`` >= 1, ``truncation`` (auto, disabled), ``text.verbosity``,
+  ``store``, ``include`` (OpenAI's includable values), ``background`` (needs
+  ``store=True``), ``stream_options`` (streaming only); anything else passes
+  through unchecked.
+- Replies: ``reply_info`` gives ``status`` as the stop reason, or
+  ``incomplete_details.reason`` (``max_output_tokens``, ``content_filter``, …)
+  when the status is ``incomplete``; usage from ``input_tokens``,
+  ``output_tokens``, ``input_tokens_details.cached_tokens`` (cache reads) and
+  ``.cache_write_tokens`` (writes) and ``output_tokens_details.reasoning_tokens``;
+  ``id`` and ``model``. A response
+  with an ``error`` (``status: failed``) is a ``ResponseError``.
+- Streaming (SSE events, decoded from their JSON ``data``): deltas from
+  ``response.output_text.delta`` (``TextDelta``),
+  ``response.reasoning_summary_text.delta`` and ``response.reasoning_text.delta``
+  (``ThinkingDelta``; a blank line before a new summary part),
+  ``response.output_item.added`` of a function call and
+  ``response.function_call_arguments.delta`` (``ToolCallDelta``), each with its
+  ``output_index``. The reply is read from ``response.completed`` (or
+  ``response.incomplete``), whose response holds every output item, so a
+  streamed reply equals the whole one; where its ``output`` is empty, from the
+  ``response.output_item.done`` items. ``error`` and ``response.failed`` events
+  are ``ResponseError``; a stream without its final event raises at ``finish``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, ClassVar, Final
+
+from .._blocks import ThinkingBlock
+from .._content import Document, Image, Native
+from .._conversation import Conversation
+from .._errors import ReplayError, ResponseError, ValidationError
+from .._json import frozen
+from .._messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
+from .._replay import Replay
+from .._reply import Delta, ReplyInfo, TextDelta, ThinkingDelta, ToolCallDelta, Usage
+from .._tool import Tool
+from ._base import Built, Provider, StreamParser
+from ._chat import (
+    PartWriter,
+    Pieces,
+    check_stream_options,
+    count,
+    data_url,
+    image_url,
+    make_call,
+    partial_reply,
+    raise_provider_error,
+    stored_json,
+    wire_content,
+)
+from ._options import (
+    BODY_FIELDS,
+    check_choice,
+    check_flag,
+    check_number,
+    check_object,
+    frozen_options,
+    response_format,
+)
+from ._response import Node, error_text, valid_text
+from ._wire import cached, dumps, splice, wire_messages
+
+PROVIDER_ID = "openai-responses"
+PATH = "/responses"
+ENCRYPTED_CONTENT = "reasoning.encrypted_content"
+# The ``include`` values of the openai SDK's ``ResponseIncludable``.
+INCLUDABLE = (
+    "file_search_call.results",
+    "web_search_call.results",
+    "web_search_call.action.sources",
+    "message.input_image.image_url",
+    "computer_call_output.output.image_url",
+    "code_interpreter_call.outputs",
+    ENCRYPTED_CONTENT,
+    "message.output_text.logprobs",
+)
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+REASONING_SUMMARIES = ("auto", "concise", "detailed")
+REASONING_CONTEXTS = ("auto", "current_turn", "all_turns")
+VERBOSITIES = ("low", "medium", "high")
+MIN_OUTPUT_TOKENS = 16
+# The call fields of a function_call item (``make_call``'s error paths).
+CALL_FIELDS = ("call_id", "name", "arguments")
+# The fields of an output message that its plain text stands for.
+_PLAIN_MESSAGE = frozenset({"id", "type", "role", "status", "content"})
+SUMMARY_SEPARATOR = "\n\n"
+
+_RESERVED: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        **BODY_FIELDS,
+        "input": "the input items come from the conversation",
+        "instructions": "use a SystemMessage (system prompts are part of the fingerprint)",
+        "response_format": "use Conversation.response_format (it is part of the fingerprint)",
+    }
+)
+_PLAIN_KEY = PROVIDER_ID
+
+
+# -- content parts ---------------------------------------------------------------------
+
+
+class Parts(PartWriter):
+    """The Responses API's input content: ``input_text``, ``input_image`` and
+    ``input_file``, in messages and in function call outputs alike."""
+
+    text_type = "input_text"
+
+    def text(self, text: str) -> dict[str, Any]:
+        return {"type": "input_text", "text": text}
+
+    def image(self, image: Image, where: str) -> dict[str, Any]:
+        return {"type": "input_image", "image_url": image_url(image), "detail": "auto"}
+
+    def document(self, document: Document, where: str) -> dict[str, Any]:
+        if document.data is not None:
+            name = document.title or "document.pdf"
+            return {"type": "input_file", "filename": name, "file_data": data_url(document.media_type, document.data)}
+        part: dict[str, Any] = {"type": "input_file", "file_url": document.url}
+        if document.title:
+            part["filename"] = document.title
+        return part
+
+    def fields(self, parts: list[dict[str, Any]], marked: bool, where: str) -> dict[str, Any]:
+        if len(parts) == 1 and parts[0].get("type") == "input_text" and len(parts[0]) == 2:
+            return {"content": parts[0]["text"]}
+        return {"content": parts}
+
+
+WRITER = Parts(PROVIDER_ID)
+
+
+def plain_items(message: Message) -> list[dict[str, Any]]:
+    """A system, user or tool message as its input item."""
+    content = wire_content(message, WRITER)["content"]  # type: ignore[arg-type]
+    if isinstance(message, ToolMessage):
+        return [{"type": "function_call_output", "call_id": message.tool_call_id, "output": content}]
+    assert isinstance(message, (SystemMessage, UserMessage))
+    return [{"role": message.role, "content": content}]
+
+
+# -- assistant turns ---------------------------------------------------------------------
+
+
+def reasoning_item(block: ThinkingBlock.Opaque, where: str) -> dict[str, Any]:
+    try:
+        item = json.loads(block.data)
+    except ValueError:
+        item = None
+    if not isinstance(item, dict):
+        raise ValidationError(f"{where}: an {PROVIDER_ID} Opaque block must hold a JSON object", path=f"{where}.data")
+    return item
+
+
+def assistant_text(text: str, phase: object = None) -> dict[str, Any]:
+    item: dict[str, Any] = {"role": "assistant", "content": text}
+    if phase is not None:
+        item["phase"] = phase
+    return item
+
+
+def part_items(part: object) -> list[dict[str, Any]]:
+    """The input items of one non-thinking part of an assistant turn."""
+    if isinstance(part, str):
+        return [assistant_text(part)] if part else []
+    if isinstance(part, ToolCall):
+        return [{"type": "function_call", "call_id": part.id, "name": part.name, "arguments": part.arguments_json}]
+    assert isinstance(part, Native)
+    if part.provider != PROVIDER_ID:
+        return [assistant_text(part.text)] if part.text else []
+    value = part.value
+    if value.get("type") == "message":
+        # An output message goes back in the input form (no server item id): its text and phase.
+        return [assistant_text(part.text, value.get("phase"))] if part.text else []
+    return [value]
+
+
+def assistant_items(message: AssistantMessage, stored: bool) -> list[dict[str, Any]]:
+    """An as-sent assistant turn as input items, in its own order. Its reasoning
+    items (present only when the turn is kept) go right before the item that
+    follows each; one with no item right after it is not sent, nor, without
+    server-side storage, one without its encrypted content."""
+    items: list[dict[str, Any]] = []
+    pending: dict[str, Any] | None = None
+    for i, part in enumerate(message.parts):
+        if isinstance(part, ThinkingBlock):
+            if isinstance(part, ThinkingBlock.Opaque) and part.provider == PROVIDER_ID:
+                item = reasoning_item(part, f"AssistantMessage.parts[{i}]")
+                pending = item if stored or item.get("encrypted_content") else None
+            continue
+        out = part_items(part)
+        if out and pending is not None:
+            items.append(pending)
+            pending = None
+        items.extend(out)
+    return items
+
+
+def encoded_items(items: list[dict[str, Any]]) -> tuple[list[Any], list[bytes]]:
+    """Items as cached: read-only (later requests share them) with their JSON bytes."""
+    return [frozen(item) for item in items], [dumps(item) for item in items]
+
+
+def message_items(message: Message, mode: str) -> tuple[list[Any], list[bytes]]:
+    """A message's input items and their JSON bytes, built once per message and mode."""
+    if isinstance(message, AssistantMessage):
+        return cached(message, mode, lambda: encoded_items(assistant_items(message, mode == _STORED)))
+    key = _PLAIN_KEY if isinstance(getattr(message, "content", None), str) else f"{_PLAIN_KEY}:parts"
+    return cached(message, key, lambda: encoded_items(plain_items(message)))
+
+
+_STATELESS = f"{PROVIDER_ID}/stateless"
+_STORED = f"{PROVIDER_ID}/stored"
+
+
+def segment_for(mode: str) -> Callable[[Sequence[Message]], tuple[list[Any], list[bytes]]]:
+    def segment(sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
+        values: list[Any] = []
+        raws: list[bytes] = []
+        for message in sent:
+            items, encoded = message_items(message, mode)
+            values.extend(items)
+            raws.extend(encoded)
+        return values, raws
+
+    return segment
+
+
+# -- request pieces ----------------------------------------------------------------------
+
+
+def strict_schema(schema: Any) -> bool:
+    """Whether strict mode takes ``schema``: every object schema has
+    ``additionalProperties: false`` and requires each of its properties."""
+    if isinstance(schema, Mapping):
+        if schema.get("type") == "object" or "properties" in schema:
+            properties = schema.get("properties", {})
+            required = schema.get("required", [])
+            if schema.get("additionalProperties") is not False or not isinstance(properties, Mapping):
+                return False
+            if not isinstance(required, list) or set(required) != set(properties):
+                return False
+        return all(strict_schema(value) for value in schema.values())
+    if isinstance(schema, list):
+        return all(strict_schema(value) for value in schema)
+    return True
+
+
+def tool_wire(tool: Tool) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.parameters,
+        "strict": strict_schema(tool.parameters),
+    }
+
+
+def text_format(fmt: Mapping[str, Any]) -> dict[str, Any]:
+    """A chat-shaped ``response_format`` as the Responses ``text.format``."""
+    if fmt["type"] == "json_schema":
+        return {"type": "json_schema", **fmt["json_schema"]}
+    return {"type": fmt["type"]}
+
+
+def check_options(options: Mapping[str, Any], stream: bool) -> dict[str, Any]:
+    checked = frozen_options(options, _RESERVED)
+    reasoning = check_object(checked, "reasoning")
+    if reasoning is not None:
+        check_choice(reasoning.get("effort"), REASONING_EFFORTS, "reasoning.effort")
+        check_choice(reasoning.get("summary"), REASONING_SUMMARIES, "reasoning.summary")
+        check_choice(reasoning.get("generate_summary"), REASONING_SUMMARIES, "reasoning.generate_summary")
+        check_choice(reasoning.get("context"), REASONING_CONTEXTS, "reasoning.context")
+    text = check_object(checked, "text")
+    if text is not None:
+        if text.get("format") is not None:
+            raise ValidationError(
+                "text.format: set by thinkseal, not an option; use Conversation.response_format"
+                " (it is part of the fingerprint)",
+                path="text.format",
+            )
+        check_choice(text.get("verbosity"), VERBOSITIES, "text.verbosity")
+    limit = checked.get("max_output_tokens")
+    check_number(checked, "max_output_tokens", integer=True)
+    if limit is not None and limit < MIN_OUTPUT_TOKENS:
+        raise ValidationError(
+            f"Invalid 'max_output_tokens': integer below minimum value. Expected a value >= {MIN_OUTPUT_TOKENS},"
+            f" but got {limit} instead.",
+            path="max_output_tokens",
+        )
+    check_number(checked, "temperature", 0, 2)
+    check_number(checked, "top_p", 0, 1)
+    check_number(checked, "top_logprobs", 0, 20, integer=True)
+    check_number(checked, "max_tool_calls", 1, integer=True)
+    check_choice(checked.get("truncation"), ("auto", "disabled"), "truncation")
+    for flag in ("store", "background", "parallel_tool_calls"):
+        check_flag(checked.get(flag), flag)
+    include = checked.get("include")
+    if include is not None:
+        if not isinstance(include, list):
+            raise ValidationError(f"include: expected a list, got {type(include).__name__}", path="include")
+        for i, value in enumerate(include):
+            check_choice(value, INCLUDABLE, f"include[{i}]")
+    check_stream_options(checked, stream)
+    previous = checked.get("previous_response_id")
+    if previous is not None and (not isinstance(previous, str) or not previous.strip()):
+        raise ValidationError("previous_response_id: expected a non-blank string", path="previous_response_id")
+    if checked.get("store") is False and (previous is not None or checked.get("background")):
+        field = "previous_response_id" if previous is not None else "background"
+        raise ValidationError(
+            f"{field}: needs the responses stored server-side; it cannot be used with store=False", path=field
+        )
+    if checked.get("background") and checked.get("store") is not True and previous is None:
+        raise ValidationError(
+            "background: needs store=True (OpenAI keeps a background response server-side)", path="background"
+        )
+    return checked
+
+
+def continuation_start(conversation: Conversation, replay: Replay) -> int:
+    """With ``previous_response_id``: the index of the first message after the
+    last assistant turn, once the server's copy of the history is known to be
+    this conversation's (see the module docstring)."""
+    messages = conversation.messages
+    last = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AssistantMessage)), None)
+    if last is None:
+        raise ValidationError(
+            "previous_response_id: the conversation has no assistant turn for the previous response to be",
+            path="previous_response_id",
+        )
+    if last == len(messages) - 1:
+        raise ValidationError(
+            "previous_response_id: nothing to send after the last assistant turn", path="previous_response_id"
+        )
+    reason = replay.reason(last)
+    assert reason is not None
+    turn = messages[last]
+    sent = replay.sent(last)
+    assert isinstance(turn, AssistantMessage)
+    assert isinstance(sent, AssistantMessage)
+    if reason not in ("kept", "no-sealed-thinking") or len(sent.tool_calls) != len(turn.tool_calls):
+        raise ReplayError(
+            f"previous_response_id: the last assistant turn (messages[{last}]) is {reason}: the history OpenAI"
+            " stored for the previous response is not this conversation's (edited, pruned, another model or"
+            " account, or a tool call without its result). Send the whole history (leave out"
+            " previous_response_id), or add the missing tool results.",
+            index=last,
+            reason=reason,
+        )
+    return last + 1
+
+
+# -- replies -------------------------------------------------------------------------------
+
+
+def _texts(node: Node, key: str, kind: str) -> list[str]:
+    """The ``text`` of each ``kind`` part in the list field ``key`` (required when ``kind`` is summary_text)."""
+    texts: list[str] = []
+    for part in node.items(key, required=kind == "summary_text"):
+        part.object()
+        if part.opt("type", str) in (kind, None):
+            texts.append(part.text("text"))
+    return texts
+
+
+def reasoning_parts(node: Node) -> list[ThinkingBlock]:
+    """A reasoning item: its summary (or reasoning text) as unsigned text, then the item itself."""
+    item_id = node.get("id", str)
+    if not item_id.strip():
+        raise ResponseError("expected a non-blank string", path=f"{node.path}.id")
+    texts = _texts(node, "summary", "summary_text") or _texts(node, "content", "reasoning_text")
+    encrypted = node.opt("encrypted_content", str)
+    if encrypted is not None:
+        valid_text(encrypted, f"{node.path}.encrypted_content")
+    text = SUMMARY_SEPARATOR.join(t for t in texts if t)
+    blocks: list[ThinkingBlock] = [ThinkingBlock.Text(text)] if text else []
+    blocks.append(ThinkingBlock.Opaque(PROVIDER_ID, stored_json(node)))
+    return blocks
+
+
+def message_parts(node: Node) -> list[str | Native]:
+    """An assistant output message: its text, or the whole message as a native
+    block when it carries more than plain text."""
+    plain = all(key in _PLAIN_MESSAGE for key, value in node.value.items() if value is not None)
+    texts: list[str] = []
+    for part in node.items("content"):
+        part.object()
+        kind = part.opt("type", str)
+        if kind == "output_text":
+            texts.append(part.text("text"))
+            plain = plain and not part.opt("annotations", list) and not part.opt("logprobs", list)
+        elif kind == "refusal":
+            texts.append(part.text("refusal"))
+            plain = False
+        else:
+            plain = False
+    if plain:
+        return [t for t in texts if t]
+    text = "".join(texts)
+    return [Native(PROVIDER_ID, stored_json(node), text or None)]
+
+
+def item_parts(node: Node) -> list[str | ToolCall | ThinkingBlock | Native]:
+    node.object()
+    kind = node.opt("type", str)
+    if kind == "reasoning":
+        return [*reasoning_parts(node)]
+    if kind == "function_call":
+        call = make_call(
+            node.get("call_id", str), node.get("name", str), node.get("arguments", str), node.path, CALL_FIELDS
+        )
+        return [call]
+    if kind == "message" and node.opt("role", str, "assistant") == "assistant":
+        return [*message_parts(node)]
+    return [Native(PROVIDER_ID, stored_json(node))]  # an item type thinkseal does not read, kept in place
+
+
+def read_reply(response: Mapping[str, Any]) -> AssistantMessage:
+    root = Node(response)
+    raise_provider_error(root)
+    parts: list[Any] = []
+    for node in root.items("output"):
+        parts.extend(item_parts(node))
+    return AssistantMessage.from_parts(parts)
+
+
+def read_info(response: Mapping[str, Any]) -> ReplyInfo:
+    root = Node(response)
+    status = root.opt("status", str)
+    details = root.opt_node("incomplete_details")
+    reason = details.opt("reason", str) if details is not None else None
+    usage = root.opt_node("usage")
+    input_details = usage.opt_node("input_tokens_details") if usage is not None else None
+    output_details = usage.opt_node("output_tokens_details") if usage is not None else None
+    return ReplyInfo(
+        reason if status == "incomplete" and reason else status,
+        Usage(
+            input_tokens=count(usage, "input_tokens"),
+            output_tokens=count(usage, "output_tokens"),
+            cache_read_tokens=count(input_details, "cached_tokens"),
+            cache_write_tokens=count(input_details, "cache_write_tokens"),
+            reasoning_tokens=count(output_details, "reasoning_tokens"),
+        ),
+        root.opt("id", str),
+        root.opt("model", str),
+    )
+
+
+# -- streaming ---------------------------------------------------------------------------------
+
+_FINAL_EVENTS = ("response.completed", "response.incomplete")
+# The events that carry the whole response (a snapshot, or the final one).
+_RESPONSE_EVENTS = frozenset(
+    {"response.created", "response.in_progress", "response.queued", "response.failed", *_FINAL_EVENTS}
+)
+
+
+class ResponsesStream(StreamParser):
+    """Server-sent events of one response: typed deltas as they come; the reply
+    from the final event's response, so a stream gives what ``parse`` gives."""
+
+    __slots__ = ("_added", "_arguments", "_done", "_final", "_id", "_model", "_summary", "_texts")
+
+    def __init__(self) -> None:
+        self._final: dict[str, Any] | None = None
+        self._added: dict[int, Mapping[str, Any]] = {}  # output_index -> item as added
+        self._done: dict[int, Mapping[str, Any]] = {}  # output_index -> item as done
+        self._texts: dict[int, Pieces] = {}
+        self._arguments: dict[int, Pieces] = {}
+        self._summary: dict[int, int] = {}  # output_index -> the summary part its text is in
+        self._id: str | None = None
+        self._model: str | None = None
+
+    def feed(self, event: Mapping[str, Any]) -> list[Delta]:
+        root = Node(event).object()
+        kind = root.opt("type", str)
+        if kind == "error":
+            error = root.opt_node("error")
+            source = error if error is not None else root
+            message = source.value.get("message")
+            raise ResponseError(f"the provider reported an error: {error_text(message)}", path=f"{source.path}.message")
+        if kind in _RESPONSE_EVENTS:
+            return self._feed_response(kind, root.node("response"))
+        index = root.opt("output_index", int)
+        if index is None:
+            return []
+        if kind == "response.output_item.added":
+            item = root.node("item").object()
+            self._added[index] = item.value
+            if item.opt("type", str) == "function_call":
+                call_id, name = item.opt("call_id", str), item.opt("name", str)
+                arguments = self._argument_pieces(index).add(item.opt("arguments", str, ""))
+                return [ToolCallDelta(index, call_id or None, name or None, arguments)]
+            return []
+        if kind == "response.output_item.done":
+            self._done[index] = root.node("item").object().value
+            return []
+        if kind == "response.output_text.delta":
+            piece = self._text_pieces(index, root.path).add(root.get("delta", str))
+            return [TextDelta(index, piece)] if piece else []
+        if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            return self._thinking(index, root)
+        if kind == "response.function_call_arguments.delta":
+            piece = self._argument_pieces(index).add(root.get("delta", str))
+            return [ToolCallDelta(index, None, None, piece)] if piece else []
+        return []
+
+    def _feed_response(self, kind: str, response: Node) -> list[Delta]:
+        response.object()
+        self._id = response.opt("id", str) or self._id
+        self._model = response.opt("model", str) or self._model
+        if kind == "response.failed" or response.has("error"):
+            error = response.value.get("error")
+            message = error.get("message") if isinstance(error, Mapping) else error
+            raise ResponseError(f"the provider reported an error: {error_text(message)}", path=f"{response.path}.error")
+        if kind in _FINAL_EVENTS:
+            self._final = dict(response.value)
+        return []
+
+    def _thinking(self, index: int, root: Node) -> list[Delta]:
+        delta = root.get("delta", str)
+        if not delta:
+            return []
+        deltas: list[Delta] = []
+        # The part of the summary (or of the reasoning text) the delta belongs to.
+        part = root.opt("summary_index", int, root.opt("content_index", int, 0))
+        previous = self._summary.get(index)
+        if previous is not None and previous != part:
+            deltas.append(ThinkingDelta(index, SUMMARY_SEPARATOR))  # the summary parts' join
+        self._summary[index] = part
+        deltas.append(ThinkingDelta(index, delta))
+        return deltas
+
+    def _text_pieces(self, index: int, path: str) -> Pieces:
+        pieces = self._texts.get(index)
+        if pieces is None:
+            pieces = self._texts[index] = Pieces(f"{path}.delta")
+        return pieces
+
+    def _argument_pieces(self, index: int) -> Pieces:
+        pieces = self._arguments.get(index)
+        if pieces is None:
+            pieces = self._arguments[index] = Pieces(f"$.output[{index}].arguments")
+        return pieces
+
+    def _response(self) -> dict[str, Any]:
+        final = self._final
+        if final is None:
+            raise ResponseError("the stream ended without response.completed (cut off before its end)", path="$.type")
+        if not final.get("output") and self._done:
+            final = {**final, "output": [self._done[i] for i in sorted(self._done)]}
+        return final
+
+    def finish(self) -> AssistantMessage:
+        return read_reply(self._response())
+
+    def info(self) -> ReplyInfo:
+        if self._final is not None:
+            return read_info(self._response())
+        return ReplyInfo(None, Usage(), self._id, self._model)
+
+    def partial(self) -> AssistantMessage | None:
+        content: list[str | Native] = []
+        calls: list[ToolCall] = []
+        for index in sorted({*self._added, *self._texts}):
+            item = self._done.get(index) or self._added.get(index) or {}
+            if item.get("type") == "function_call":
+                call = self._complete_call(index, item)
+                if call is not None:
+                    calls.append(call)
+            elif index in self._texts:
+                text = self._texts[index].partial()
+                if text:
+                    content.append(text)
+        return partial_reply(content, calls)
+
+    def _complete_call(self, index: int, item: Mapping[str, Any]) -> ToolCall | None:
+        done = index in self._done
+        arguments = item.get("arguments") if done else self._argument_pieces(index).partial()
+        if not isinstance(arguments, str) or not arguments.strip():
+            return None
+        try:
+            return make_call(item.get("call_id"), item.get("name"), arguments, f"$.output[{index}]", CALL_FIELDS)
+        except ResponseError:
+            return None
+
+
+# -- the adapter ----------------------------------------------------------------------------------
+
+
+class Adapter(Provider):
+    id = PROVIDER_ID
+    response_formats: ClassVar[frozenset[str]] = frozenset({"text", "json_object", "json_schema"})
+
+    def build(
+        self, conversation: Conversation, replay: Replay, model: str, options: dict[str, Any], stream: bool
+    ) -> Built:
+        checked = check_options(options, stream)
+        previous = checked.get("previous_response_id")
+        server_side = previous is not None or checked.get("store") is True
+        mode = _STORED if server_side else _STATELESS
+        if previous is not None:
+            start = continuation_start(conversation, replay)
+            items, encoded = segment_for(mode)(replay.sent_messages(start, replay.total))
+        else:
+            items, encoded = wire_messages(replay, mode, segment_for(mode))
+        fmt = response_format(conversation.response_format, self.id, self.response_formats, needs=("name", "schema"))
+        body: dict[str, Any] = {"model": model, "input": items}
+        if conversation.tools:
+            body["tools"] = [tool_wire(t) for t in conversation.tools]
+        text = dict(checked.pop("text", None) or {})
+        if fmt is not None:
+            text["format"] = text_format(fmt)
+        if text:
+            body["text"] = text
+        body.update(checked)
+        if not server_side:
+            # Stateless replay: nothing stored, reasoning returned encrypted to come back in the next request.
+            body.setdefault("store", False)
+            include = list(checked.get("include") or ())
+            if ENCRYPTED_CONTENT not in include:
+                body["include"] = [*include, ENCRYPTED_CONTENT]
+        if stream:
+            body["stream"] = True
+        return Built(body, splice(body, "input", encoded), PATH, {})
+
+    def parse(self, response: Mapping[str, Any]) -> AssistantMessage:
+        return read_reply(response)
+
+    def reply_info(self, response: Mapping[str, Any]) -> ReplyInfo:
+        return read_info(response)
+
+    def new_stream(self) -> StreamParser:
+        return ResponsesStream()
