@@ -9,7 +9,11 @@ import thinkseal
 from thinkseal import AssistantMessage, Conversation, Tool, ToolCall, ToolMessage, UserMessage
 from thinkseal.providers import PROVIDER_IDS
 
-OPTIONS = {"anthropic": {"max_tokens": 1024}}
+OPTIONS = {
+    "anthropic": {"max_tokens": 1024},
+    "vertex-anthropic": {"max_tokens": 1024, "project": "p", "region": "r"},
+    "vertex-gemini": {"project": "p", "location": "global"},
+}
 
 
 def fresh(conversation: Conversation) -> Conversation:

@@ -27,10 +27,13 @@ from thinkseal import ThinkingBlock
 from .anthropic import AnthropicEmulator
 from .bedrock import BedrockEmulator
 from .chat import ChatEmulator
+from .gemini import GeminiEmulator
+from .gemini import Reply as GeminiReply
 from .mistral import MistralEmulator
 from .mistral import Reply as MistralReply
 from .ollama import OllamaEmulator
 from .ollama import Reply as OllamaReply
+from .openai_responses import ResponsesEmulator
 
 # The k-th reply's thinking as the provider returns it, and the secrets in it
 # (signatures, redacted or opaque data) as they appear in a request body.
@@ -63,6 +66,22 @@ def _openrouter_sealed(k: int) -> tuple[list[ThinkingBlock], list[str]]:
 
 def _mistral_sealed(k: int) -> tuple[list[ThinkingBlock], list[str]]:
     return [ThinkingBlock.Text(f"think {k}", f"MSIG-{k}~")], [f"MSIG-{k}~"]
+
+
+def _gemini_sealed(provider: str) -> Sealed:
+    # A thought summary and the signature that goes on the part after it.
+    def sealed(k: int) -> tuple[list[ThinkingBlock], list[str]]:
+        signature = f"GSIG{k}x{provider[0]}"
+        marker = json.dumps({"thoughtSignature": signature}, separators=(",", ":"))
+        return [ThinkingBlock.Text(f"think {k}"), ThinkingBlock.Opaque(provider, marker)], [signature]
+
+    return sealed
+
+
+def _openai_responses_sealed(k: int) -> tuple[list[ThinkingBlock], list[str]]:
+    # A reasoning item with its summary and its encrypted content.
+    item = {"encrypted_content": f"ENC{k}~", "id": f"rs_{k}", "summary": [], "type": "reasoning"}
+    return [ThinkingBlock.Text(f"think {k}"), ThinkingBlock.Opaque("openai-responses", json.dumps(item))], [f"ENC{k}~"]
 
 
 def _unsigned(k: int) -> tuple[list[ThinkingBlock], list[str]]:
@@ -118,6 +137,23 @@ def _ollama() -> Iterator[str]:
         emulator.close()
 
 
+@contextmanager
+def _gemini() -> Iterator[str]:
+    emulator = GeminiEmulator()  # serves the Gemini API's and Vertex AI's paths
+    emulator.queue(GeminiReply(text="Done."))
+    emulator.start()
+    try:
+        yield emulator.url
+    finally:
+        emulator.close()
+
+
+@contextmanager
+def _openai_responses() -> Iterator[str]:
+    with ResponsesEmulator() as emulator:  # answers with a short text reply
+        yield emulator.base_url
+
+
 EMULATORS: Mapping[str, Emulated] = MappingProxyType(
     {
         "anthropic": Emulated(_anthropic, _claude_sealed, MappingProxyType({"max_tokens": 1024})),
@@ -127,5 +163,19 @@ EMULATORS: Mapping[str, Emulated] = MappingProxyType(
         "zai": Emulated(_chat("zai"), _unsigned),
         "ollama": Emulated(_ollama, _unsigned),
         "mistral": Emulated(_mistral, _mistral_sealed),
+        # The same emulator serves Vertex's path (with its own signing key).
+        "vertex-anthropic": Emulated(
+            _anthropic,
+            _claude_sealed,
+            MappingProxyType({"max_tokens": 1024, "project": "test-project", "region": "us-east5"}),
+        ),
+        "gemini": Emulated(_gemini, _gemini_sealed("gemini")),
+        "vertex-gemini": Emulated(
+            _gemini,
+            _gemini_sealed("vertex-gemini"),
+            MappingProxyType({"project": "test-project", "location": "us-central1"}),
+        ),
+        "openai": Emulated(_chat("openai"), _unsigned),
+        "openai-responses": Emulated(_openai_responses, _openai_responses_sealed),
     }
 )
