@@ -107,19 +107,28 @@ class PreparedRequest:
     """One request, ready to send: ``body``/``content``, ``path``, ``headers``,
     and the ``origin`` and ``report`` of its replay decision."""
 
-    __slots__ = ("_provider", "_replay", "body", "content", "headers", "origin", "path", "report")
+    __slots__ = ("_body", "_frozen_body", "_provider", "_replay", "content", "headers", "origin", "path", "report")
 
     def __init__(self, provider: Provider, replay: Replay, built: Built) -> None:
         self._provider = provider
         self._replay = replay
-        # Read-only: its parts are shared with the wire caches of later requests,
-        # and .content was encoded from it already (docs/api.md, PreparedRequest).
-        self.body = frozen(built.body)
+        self._body = built.body
+        self._frozen_body: dict[str, Any] | None = None
         self.content = built.content
         self.path = built.path
         self.headers = built.headers
         self.origin: Origin = replay.origin
         self.report: ReplayReport = replay.report
+
+    @property
+    def body(self) -> dict[str, Any]:
+        """The request body, read-only: its parts are shared with the wire caches
+        of later requests, and ``content`` was encoded from it already. Frozen on
+        first access (a server that sends ``content`` never pays for it)."""
+        body = self._frozen_body
+        if body is None:
+            body = self._frozen_body = frozen(self._body)
+        return body
 
     def receive(self, response: Mapping[str, Any]) -> AssistantMessage:
         """The reply in ``response`` (the provider's JSON as decoded from HTTP, or

@@ -47,7 +47,6 @@ import json
 import threading
 from bisect import bisect_right, insort
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import islice
 from typing import Any, ClassVar, Final, Generic, TypeAlias, TypeVar
 
 from .._blocks import ThinkingBlock
@@ -418,7 +417,8 @@ class MarkTally:
         """The marks in ``turns[:upto]``, which must be the log's settled wire messages."""
         with self.lock:
             start = self.keys[bisect_right(self.keys, upto) - 1]
-            total = self.known[start] + sum(map(marks_in, islice(turns, start, upto)))
+            # A slice, not islice: islice would step over the first ``start`` one by one.
+            total = self.known[start] + sum(map(marks_in, turns[start:upto]))
             if upto not in self.known:
                 insort(self.keys, upto)
                 self.known[upto] = total
@@ -616,7 +616,7 @@ class Wire:
         settled = len(turns) - tails[-1]
         tally = replay.slot(f"{self.key}:marks", MarkTally)
         marks = tally.count(turns, settled, self.turn_marks)
-        marks += sum(map(self.turn_marks, islice(turns, settled, None)))
+        marks += sum(map(self.turn_marks, turns[settled:]))
         return turns, encoded, marks
 
     def check_marks(self, count: int) -> None:
