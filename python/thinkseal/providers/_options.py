@@ -72,6 +72,15 @@ def check_number(
         raise ValidationError(f"{where}: must be {bounds}, got {value!r}", path=where)
 
 
+def check_openai_sampling(options: Mapping[str, Any]) -> None:
+    """The OpenAI chat-completions sampling ranges that OpenAI-style providers
+    document alike: temperature 0-2, top_p 0-1, both penalties -2-2."""
+    check_number(options, "temperature", 0, 2)
+    check_number(options, "top_p", 0, 1)
+    check_number(options, "frequency_penalty", -2, 2)
+    check_number(options, "presence_penalty", -2, 2)
+
+
 def check_choice(value: object, allowed: Sequence[str], path: str) -> None:
     if value is not None and value not in allowed:
         expected = ", ".join(repr(a) for a in allowed)

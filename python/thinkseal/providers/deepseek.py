@@ -56,7 +56,7 @@ from ._chat import (
     count,
     reasoning_text,
 )
-from ._options import check_choice, check_number
+from ._options import check_choice, check_number, check_openai_sampling
 from ._response import Node
 
 REASONING_FIELD = "reasoning_content"
@@ -82,10 +82,7 @@ class Adapter(ChatProvider):
         check_thinking_type(options, required=True)
         check_choice(options.get("reasoning_effort"), REASONING_EFFORTS, "reasoning_effort")
         check_number(options, "max_tokens", 1, integer=True)
-        check_number(options, "temperature", 0, 2)
-        check_number(options, "top_p", 0, 1)
-        check_number(options, "frequency_penalty", -2, 2)
-        check_number(options, "presence_penalty", -2, 2)
+        check_openai_sampling(options)
 
     def shape(self, conversation: Conversation) -> str:
         # A turn with tool calls always carries reasoning_content (reasoning_fields);

@@ -54,7 +54,7 @@ from .._content import Document
 from .._errors import ValidationError
 from .._messages import AssistantMessage
 from ._chat import ChatProvider, PartWriter, TextDeltas, ThinkingDeltas, data_url, reasoning_text
-from ._options import check_choice, check_flag, check_number
+from ._options import check_choice, check_flag, check_number, check_openai_sampling
 from ._response import Node
 
 PROVIDER_ID = "openai"
@@ -95,10 +95,7 @@ class Adapter(ChatProvider):
         check_choice(options.get("reasoning_effort"), REASONING_EFFORTS, "reasoning_effort")
         check_choice(options.get("verbosity"), VERBOSITIES, "verbosity")
         check_number(options, "max_completion_tokens", 1, integer=True)
-        check_number(options, "temperature", 0, 2)
-        check_number(options, "top_p", 0, 1)
-        check_number(options, "frequency_penalty", -2, 2)
-        check_number(options, "presence_penalty", -2, 2)
+        check_openai_sampling(options)
         check_number(options, "n", 1, integer=True)
         check_number(options, "top_logprobs", 0, 20, integer=True)
         for flag in ("store", "parallel_tool_calls", "logprobs"):

@@ -79,7 +79,7 @@ from ._chat import (
     reasoning_text,
     tool_wire,
 )
-from ._options import check_choice, check_flag, check_number, check_object
+from ._options import check_choice, check_flag, check_number, check_object, check_openai_sampling
 from ._response import Node, valid_text
 
 PROVIDER_ID = "openrouter"
@@ -260,10 +260,7 @@ class Adapter(ChatProvider):
             check_choice(reasoning.get("mode"), REASONING_MODES, "reasoning.mode")
         check_flag(options.get("include_reasoning"), "include_reasoning")
         check_number(options, "max_tokens", 1, integer=True)
-        check_number(options, "temperature", 0, 2)
-        check_number(options, "top_p", 0, 1)
-        check_number(options, "frequency_penalty", -2, 2)
-        check_number(options, "presence_penalty", -2, 2)
+        check_openai_sampling(options)
 
     def reasoning_fields(self, message: AssistantMessage, shape: str) -> dict[str, Any]:
         fields: dict[str, Any] = {}
