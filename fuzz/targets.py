@@ -1,0 +1,104 @@
+"""Fuzz targets: each takes the fuzzer's bytes and feeds them to one entry point.
+
+The rule every target enforces: only ``thinkseal.ThinksealError`` subclasses may
+escape thinkseal. Any other exception (``RecursionError``, ``KeyError``,
+``TypeError``, ``UnicodeError``, ``AttributeError``...) propagates, and the
+fuzzer reports it as a finding. Inputs the stdlib ``json`` module cannot decode
+are skipped: they never reach thinkseal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import thinkseal
+from thinkseal import Conversation, ThinksealError, UserMessage
+from thinkseal.providers import PROVIDER_IDS, PreparedRequest
+
+# The least options each adapter needs to prepare a request (those of
+# tests/providers/emulators' EMULATORS); a provider not listed needs none.
+OPTIONS: Mapping[str, Mapping[str, Any]] = {
+    "anthropic": {"max_tokens": 1024},
+    "vertex-anthropic": {"max_tokens": 1024, "project": "test-project", "region": "us-east5"},
+    "vertex-gemini": {"project": "test-project", "location": "us-central1"},
+}
+
+MODEL = "fuzz-model"
+CONVERSATION = Conversation([UserMessage("What is the weather in Paris?")])
+
+_SKIP = object()  # the input is not JSON: nothing to test
+
+
+def _decode(data: bytes) -> Any:
+    """The JSON value of ``data``, or ``_SKIP`` when the stdlib rejects it."""
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError, too many digits
+        return _SKIP
+
+
+def from_json(data: bytes) -> None:
+    with contextlib.suppress(ThinksealError):
+        Conversation.from_json(data)
+
+
+def message_from_dict(data: bytes) -> None:
+    value = _decode(data)
+    if value is _SKIP:
+        return
+    with contextlib.suppress(ThinksealError):
+        thinkseal.message_from_dict(value)
+
+
+def _prepare(provider_id: str, *, stream: bool) -> PreparedRequest:
+    adapter = thinkseal.provider(provider_id)
+    return adapter.prepare(CONVERSATION, model=MODEL, stream=stream, **OPTIONS.get(provider_id, {}))
+
+
+def _receive(provider_id: str) -> Callable[[bytes], None]:
+    req = _prepare(provider_id, stream=False)  # once: a bad harness fails at import, not as a finding
+
+    def target(data: bytes) -> None:
+        value = _decode(data)
+        if value is _SKIP:
+            return
+        with contextlib.suppress(ThinksealError):
+            req.receive(value)
+
+    target.__name__ = f"receive_{provider_id}"
+    return target
+
+
+def _stream(provider_id: str) -> Callable[[bytes], None]:
+    req = _prepare(provider_id, stream=True)
+
+    def target(data: bytes) -> None:
+        value = _decode(data)
+        if value is _SKIP:
+            return
+        events = value if isinstance(value, list) else [value]
+        try:
+            accumulator = req.stream()
+            for event in events:
+                accumulator.feed(event)
+            accumulator.finish()
+        except ThinksealError:
+            pass
+
+    target.__name__ = f"stream_{provider_id}"
+    return target
+
+
+def _targets() -> dict[str, Callable[[bytes], None]]:
+    targets: dict[str, Callable[[bytes], None]] = {"from_json": from_json, "message_from_dict": message_from_dict}
+    for provider_id in PROVIDER_IDS:
+        targets[f"receive:{provider_id}"] = _receive(provider_id)
+    for provider_id in PROVIDER_IDS:
+        targets[f"stream:{provider_id}"] = _stream(provider_id)
+    return targets
+
+
+TARGETS: dict[str, Callable[[bytes], None]] = _targets()
