@@ -88,22 +88,34 @@ def _unsigned(k: int) -> tuple[list[ThinkingBlock], list[str]]:
     return [ThinkingBlock.Text(f"think {k}")], []  # plain-text reasoning: nothing sealed
 
 
-@contextmanager
-def _anthropic() -> Iterator[str]:
-    emulator = AnthropicEmulator()
-    try:
-        yield emulator.start()
-    finally:
-        emulator.stop()
+def _started(make: Callable[[], Any]) -> Callable[[], AbstractContextManager[str]]:
+    """An emulator whose ``start()`` returns its base URL and ``stop()`` ends it."""
+
+    @contextmanager
+    def serve() -> Iterator[str]:
+        emulator = make()
+        try:
+            yield emulator.start()
+        finally:
+            emulator.stop()
+
+    return serve
 
 
-@contextmanager
-def _bedrock() -> Iterator[str]:
-    emulator = BedrockEmulator()
-    try:
-        yield emulator.start()
-    finally:
-        emulator.stop()
+def _scripted(make: Callable[[], Any], reply: Callable[[], Any]) -> Callable[[], AbstractContextManager[str]]:
+    """A scripted emulator (``queue``, ``start``, ``url``, ``close``) answering one short reply."""
+
+    @contextmanager
+    def serve() -> Iterator[str]:
+        emulator = make()
+        emulator.queue(reply())
+        emulator.start()
+        try:
+            yield emulator.url
+        finally:
+            emulator.close()
+
+    return serve
 
 
 def _chat(provider: str) -> Callable[[], AbstractContextManager[str]]:
@@ -116,62 +128,32 @@ def _chat(provider: str) -> Callable[[], AbstractContextManager[str]]:
 
 
 @contextmanager
-def _mistral() -> Iterator[str]:
-    emulator = MistralEmulator()
-    emulator.queue(MistralReply(content="Done."))
-    emulator.start()
-    try:
-        yield emulator.url
-    finally:
-        emulator.close()
-
-
-@contextmanager
-def _ollama() -> Iterator[str]:
-    emulator = OllamaEmulator()
-    emulator.queue(OllamaReply(content="Done."))
-    emulator.start()
-    try:
-        yield emulator.url
-    finally:
-        emulator.close()
-
-
-@contextmanager
-def _gemini() -> Iterator[str]:
-    emulator = GeminiEmulator()  # serves the Gemini API's and Vertex AI's paths
-    emulator.queue(GeminiReply(text="Done."))
-    emulator.start()
-    try:
-        yield emulator.url
-    finally:
-        emulator.close()
-
-
-@contextmanager
 def _openai_responses() -> Iterator[str]:
     with ResponsesEmulator() as emulator:  # answers with a short text reply
         yield emulator.base_url
 
 
+# One emulator serves the Gemini API's and Vertex AI's paths.
+_GEMINI = _scripted(GeminiEmulator, lambda: GeminiReply(text="Done."))
+
 EMULATORS: Mapping[str, Emulated] = MappingProxyType(
     {
-        "anthropic": Emulated(_anthropic, _claude_sealed, MappingProxyType({"max_tokens": 1024})),
-        "bedrock": Emulated(_bedrock, _claude_sealed),
+        "anthropic": Emulated(_started(AnthropicEmulator), _claude_sealed, MappingProxyType({"max_tokens": 1024})),
+        "bedrock": Emulated(_started(BedrockEmulator), _claude_sealed),
         "openrouter": Emulated(_chat("openrouter"), _openrouter_sealed),
         "deepseek": Emulated(_chat("deepseek"), _unsigned),
         "zai": Emulated(_chat("zai"), _unsigned),
-        "ollama": Emulated(_ollama, _unsigned),
-        "mistral": Emulated(_mistral, _mistral_sealed),
+        "ollama": Emulated(_scripted(OllamaEmulator, lambda: OllamaReply(content="Done.")), _unsigned),
+        "mistral": Emulated(_scripted(MistralEmulator, lambda: MistralReply(content="Done.")), _mistral_sealed),
         # The same emulator serves Vertex's path (with its own signing key).
         "vertex-anthropic": Emulated(
-            _anthropic,
+            _started(AnthropicEmulator),
             _claude_sealed,
             MappingProxyType({"max_tokens": 1024, "project": "test-project", "region": "us-east5"}),
         ),
-        "gemini": Emulated(_gemini, _gemini_sealed("gemini")),
+        "gemini": Emulated(_GEMINI, _gemini_sealed("gemini")),
         "vertex-gemini": Emulated(
-            _gemini,
+            _GEMINI,
             _gemini_sealed("vertex-gemini"),
             MappingProxyType({"project": "test-project", "location": "us-central1"}),
         ),
