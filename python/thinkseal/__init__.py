@@ -6,11 +6,13 @@ See README.md for a tour and docs/api.md for the contract.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ._binding import FINGERPRINT_VERSION, Binding, Origin
 from ._blocks import ThinkingBlock
 from ._content import CacheBreakpoint, ContentPart, Document, Image, Native
 from ._conversation import Conversation
-from ._errors import ReplayError, ResponseError, ThinksealError, ValidationError
+from ._errors import ProviderError, ReplayError, ResponseError, ThinksealError, ValidationError
 from ._messages import (
     AssistantMessage,
     Message,
@@ -22,17 +24,22 @@ from ._messages import (
     message_to_dict,
 )
 from ._replay import Reason, ReasonName, Replay, ReplayEntry, ReplayReport
-from ._reply import Delta, Reply, TextDelta, ThinkingDelta, ToolCallDelta, Usage
+from ._reply import Delta, Recovery, Reply, TextDelta, ThinkingDelta, ToolCallDelta, Usage
 from ._tool import Tool
 from .providers import PreparedRequest, provider
+
+if TYPE_CHECKING:
+    from .client import AsyncClient, Client
 
 __version__ = "0.1.0"
 
 __all__ = [
     "FINGERPRINT_VERSION",
     "AssistantMessage",
+    "AsyncClient",
     "Binding",
     "CacheBreakpoint",
+    "Client",
     "ContentPart",
     "Conversation",
     "Delta",
@@ -42,8 +49,10 @@ __all__ = [
     "Native",
     "Origin",
     "PreparedRequest",
+    "ProviderError",
     "Reason",
     "ReasonName",
+    "Recovery",
     "Replay",
     "ReplayEntry",
     "ReplayError",
@@ -66,3 +75,12 @@ __all__ = [
     "message_to_dict",
     "provider",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The clients import httpx: loaded on first use, so ``import thinkseal`` stays light.
+    if name in ("Client", "AsyncClient"):
+        from . import client  # noqa: PLC0415
+
+        return getattr(client, name)
+    raise AttributeError(f"module 'thinkseal' has no attribute {name!r}")

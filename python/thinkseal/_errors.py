@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ReplayError", "ResponseError", "ThinksealError", "ValidationError"]
+__all__ = ["ProviderError", "ReplayError", "ResponseError", "ThinksealError", "ValidationError"]
 
 
 class ThinksealError(Exception):
@@ -39,3 +39,36 @@ class ReplayError(ThinksealError):
         super().__init__(message)
         self.index = index
         self.reason = reason
+
+
+class ProviderError(ThinksealError):
+    """A provider answered with an error, or could not be reached (``thinkseal.Client``).
+
+    ``status`` is the HTTP status (None when no answer came: ``type`` is then
+    ``"connection_error"`` or ``"timeout"``); ``type`` and ``message`` are the
+    provider's own error type and message as its error body gives them;
+    ``request_id`` the provider's request id, where it sent one; ``provider``
+    the adapter id; ``retry_after`` the seconds the provider asked to wait, if
+    it said. The message is the provider's: thinkseal adds no request content.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        status: int | None = None,
+        type: str | None = None,  # noqa: A002 - the providers' name for it
+        request_id: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        where = f" HTTP {status}" if status is not None else ""
+        kind = f" {type}" if type else ""
+        request = f" (request id {request_id})" if request_id else ""
+        super().__init__(f"{provider}{where}{kind}: {message}{request}")
+        self.message = message
+        self.provider = provider
+        self.status = status
+        self.type = type
+        self.request_id = request_id
+        self.retry_after = retry_after

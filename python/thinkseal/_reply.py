@@ -8,11 +8,14 @@ message's identity.
 
 from __future__ import annotations
 
-from typing import ClassVar, TypeAlias
+from typing import TYPE_CHECKING, ClassVar, TypeAlias
 
 from ._errors import ValidationError
 from ._frozen import Frozen, Value, check_optional_str, check_str
 from ._messages import AssistantMessage
+
+if TYPE_CHECKING:
+    from ._conversation import Conversation
 
 
 def _count(value: object, path: str) -> int | None:
@@ -84,23 +87,92 @@ class ReplyInfo(Value):
         )
 
 
+class Recovery(Frozen):
+    """What ``thinkseal.Client`` did to get a reply it would otherwise not have got.
+
+    ``kind`` is ``"provider-rejected"`` when the provider answered HTTP 400
+    because replayed thinking did not verify and the client sent the request
+    once more with the turns at ``unsealed`` (indices into the conversation)
+    unsealed, or ``"replay-error"`` when ``prepare`` raised ``ReplayError`` and
+    the client's ``on_replay_error`` policy resolved it the ``way`` it names
+    (``"drop_block"`` or ``"disable_thinking"``). ``error`` is the error that
+    was recovered from."""
+
+    __slots__ = ("error", "kind", "unsealed", "way")
+    kind: str
+    unsealed: tuple[int, ...]
+    way: str | None
+    error: Exception
+
+    def __init__(self, kind: str, error: Exception, unsealed: tuple[int, ...] = (), way: str | None = None) -> None:
+        self._init(kind=kind, error=error, unsealed=tuple(unsealed), way=way)
+
+    def __repr__(self) -> str:
+        return f"Recovery(kind={self.kind!r}, unsealed={self.unsealed!r}, way={self.way!r}, error={self.error!r})"
+
+
 class Reply(Frozen):
     """A provider's reply: ``message`` (the ``AssistantMessage``, bound to the
     request as sent when it has sealed thinking), ``stop_reason`` (the
     provider's own string), ``usage``, ``id`` (the response id) and ``model``
-    (as served, which may differ from the model asked for)."""
+    (as served, which may differ from the model asked for).
 
-    __slots__ = ("id", "message", "model", "stop_reason", "usage")
+    ``conversation`` is the conversation the request was prepared from with
+    ``message`` appended: what to send next. After a recovery it holds the
+    turns the client unsealed, so they are not sent sealed again.
+    ``recoveries`` says what ``thinkseal.Client`` recovered from on the way
+    (empty for a plain request). Neither is part of equality."""
+
+    __slots__ = ("_conversation", "_history", "id", "message", "model", "recoveries", "stop_reason", "usage")
     message: AssistantMessage
     stop_reason: str | None
     usage: Usage
     id: str | None
     model: str | None
+    recoveries: tuple[Recovery, ...]
+    _history: Conversation | None
+    _conversation: Conversation | None
 
-    def __init__(self, message: AssistantMessage, info: ReplyInfo) -> None:
+    def __init__(
+        self,
+        message: AssistantMessage,
+        info: ReplyInfo,
+        *,
+        history: Conversation | None = None,
+        recoveries: tuple[Recovery, ...] = (),
+    ) -> None:
         if not isinstance(message, AssistantMessage):
             raise ValidationError("Reply.message: expected an AssistantMessage", path="Reply.message")
-        self._init(message=message, stop_reason=info.stop_reason, usage=info.usage, id=info.id, model=info.model)
+        self._init(
+            message=message,
+            stop_reason=info.stop_reason,
+            usage=info.usage,
+            id=info.id,
+            model=info.model,
+            recoveries=tuple(recoveries),
+            _history=history,
+            _conversation=None,
+        )
+
+    @property
+    def conversation(self) -> Conversation:
+        """The conversation the request was prepared from, ``message`` appended."""
+        conversation = self._conversation
+        if conversation is None:
+            if self._history is None:
+                raise ValidationError(
+                    "Reply.conversation: this Reply was not made from a prepared request; append "
+                    "Reply.message to the conversation yourself",
+                    path="Reply.conversation",
+                )
+            conversation = self._history.append(self.message)
+            object.__setattr__(self, "_conversation", conversation)
+        return conversation
+
+    def with_recoveries(self, recoveries: tuple[Recovery, ...]) -> Reply:
+        """This reply, saying it was got through ``recoveries``."""
+        info = ReplyInfo(self.stop_reason, self.usage, self.id, self.model)
+        return Reply(self.message, info, history=self._history, recoveries=recoveries)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Reply):
@@ -117,9 +189,10 @@ class Reply(Frozen):
         return hash((self.message, self.stop_reason, self.usage, self.id, self.model))
 
     def __repr__(self) -> str:
+        extra = f", recoveries={self.recoveries!r}" if self.recoveries else ""
         return (
             f"Reply(message={self.message!r}, stop_reason={self.stop_reason!r}, usage={self.usage!r}, "
-            f"id={self.id!r}, model={self.model!r})"
+            f"id={self.id!r}, model={self.model!r}{extra})"
         )
 
 

@@ -28,6 +28,7 @@ from .._json import frozen
 from .._messages import AssistantMessage
 from .._replay import Replay, ReplayReport
 from .._reply import Delta, Reply, ReplyInfo
+from ._connection import Connection
 
 
 class Built:
@@ -68,11 +69,12 @@ class StreamAccumulator:
     off before its end can still give ``partial()``: what arrived, never sealed
     or bound."""
 
-    __slots__ = ("_parser", "_replay", "_reply")
+    __slots__ = ("_history", "_parser", "_replay", "_reply")
 
-    def __init__(self, parser: StreamParser, replay: Replay) -> None:
+    def __init__(self, parser: StreamParser, replay: Replay, history: Conversation) -> None:
         self._parser = parser
         self._replay = replay
+        self._history = history
         self._reply: Reply | None = None
 
     def feed(self, event: Mapping[str, Any]) -> list[Delta]:
@@ -86,7 +88,8 @@ class StreamAccumulator:
         """The reply message, bound to the request as sent (``ResponseError`` if
         the stream did not end properly)."""
         if self._reply is None:
-            self._reply = Reply(self._replay.bind(self._parser.finish()), self._parser.info())
+            message = self._replay.bind(self._parser.finish())
+            self._reply = Reply(message, self._parser.info(), history=self._history)
         return self._reply.message
 
     @property
@@ -107,10 +110,22 @@ class PreparedRequest:
     """One request, ready to send: ``body``/``content``, ``path``, ``headers``,
     and the ``origin`` and ``report`` of its replay decision."""
 
-    __slots__ = ("_body", "_frozen_body", "_provider", "_replay", "content", "headers", "origin", "path", "report")
+    __slots__ = (
+        "_body",
+        "_frozen_body",
+        "_history",
+        "_provider",
+        "_replay",
+        "content",
+        "headers",
+        "origin",
+        "path",
+        "report",
+    )
 
-    def __init__(self, provider: Provider, replay: Replay, built: Built) -> None:
+    def __init__(self, provider: Provider, replay: Replay, built: Built, history: Conversation) -> None:
         self._provider = provider
+        self._history = history
         self._replay = replay
         self._body = built.body
         self._frozen_body: dict[str, Any] | None = None
@@ -143,10 +158,10 @@ class PreparedRequest:
         if not isinstance(response, Mapping):
             raise ResponseError(f"expected a JSON object, got {type(response).__name__}", path="$")
         message = self._replay.bind(self._provider.parse(response))
-        return Reply(message, self._provider.reply_info(response))
+        return Reply(message, self._provider.reply_info(response), history=self._history)
 
     def stream(self) -> StreamAccumulator:
-        return StreamAccumulator(self._provider.new_stream(), self._replay)
+        return StreamAccumulator(self._provider.new_stream(), self._replay, self._history)
 
     def __repr__(self) -> str:
         return f"PreparedRequest(origin={self.origin!r}, path={self.path!r}, {len(self.content)} bytes)"
@@ -185,6 +200,8 @@ class Provider:
     aliases.get(model, model), account)``, while the body carries ``model``."""
 
     id: ClassVar[str]
+    # How the provider is reached over HTTP (``thinkseal.Client``); not used by ``prepare``.
+    connection: ClassVar[Connection]
 
     def __init__(self, account: str | None = None, aliases: Mapping[str, str] | None = None) -> None:
         self.account = account
@@ -203,7 +220,8 @@ class Provider:
         bound_as = self.aliases.get(model, model) if isinstance(model, str) else model
         origin = Origin(self.id, bound_as, self.account)
         replay = conversation.replay(origin)
-        return PreparedRequest(self, replay, self.build(conversation, replay, model, dict(options), stream))
+        built = self.build(conversation, replay, model, dict(options), stream)
+        return PreparedRequest(self, replay, built, conversation)
 
     # -- adapter hooks ---------------------------------------------------------
 
@@ -214,6 +232,12 @@ class Provider:
 
     def parse(self, response: Mapping[str, Any]) -> AssistantMessage:
         raise NotImplementedError
+
+    def resolve_replay_error(self, options: Mapping[str, Any], way: str) -> dict[str, Any]:
+        """``options`` changed to take the ``way`` out of a ``ReplayError`` (see
+        ``thinkseal.Client``'s ``on_replay_error``). Only adapters that raise
+        ``ReplayError`` have ways out."""
+        raise ValidationError(f"{self.id} raises no ReplayError; there is nothing to resolve", path="on_replay_error")
 
     def reply_info(self, response: Mapping[str, Any]) -> ReplyInfo:
         raise NotImplementedError

@@ -47,6 +47,7 @@ import json
 import threading
 from bisect import bisect_right, insort
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, ClassVar, Final, Generic, TypeAlias, TypeVar
 
 from .._blocks import ThinkingBlock
@@ -172,6 +173,36 @@ def value_at(options: Mapping[str, Any], path: str) -> Any:
             return None
         value = value.get(key)
     return value
+
+
+# The ways out of a ``ReplayError`` that a request's own options can take
+# (``thinkseal.Client(on_replay_error=...)``); the message names them all.
+REPLAY_ERROR_WAYS: Final[tuple[str, ...]] = ("drop_block", "disable_thinking")
+
+
+def resolved_options(options: Mapping[str, Any], thinking_path: str, way: str) -> dict[str, Any]:
+    """``options`` with the thinking setting at the dotted ``thinking_path``
+    changed the ``way`` named: ``"drop_block"`` opts into Claude's
+    ``block_binding`` control, ``"disable_thinking"`` turns thinking off for
+    this request. Copies every mapping on the path; ``options`` is left as is."""
+    if way not in REPLAY_ERROR_WAYS:
+        raise ValidationError(f"on_replay_error: expected one of {', '.join(REPLAY_ERROR_WAYS)}", path="way")
+    *parents, last = thinking_path.split(".")
+    resolved = dict(options)
+    node = resolved
+    for key in parents:
+        child = node.get(key)
+        node[key] = dict(child) if isinstance(child, Mapping) else {}
+        node = node[key]
+    thinking = node.get(last)
+    if way == "disable_thinking":
+        node[last] = {"type": "disabled"}
+    else:
+        node[last] = {**(thinking if isinstance(thinking, Mapping) else {}), "block_binding": _DROP_BLOCK}
+    return resolved
+
+
+_DROP_BLOCK: Final[Mapping[str, str]] = MappingProxyType({"prefix_mismatch_behavior": "drop_block"})
 
 
 def check_sampling(

@@ -87,6 +87,7 @@ from .._reply import Delta, ReplyInfo, TextDelta, ThinkingDelta, ToolCallDelta, 
 from .._tool import Tool
 from . import _claude
 from ._base import Built, Provider, StreamParser
+from ._connection import CLAUDE_REJECTIONS, Connection
 from ._options import BODY_FIELDS, frozen_options
 from ._response import Node, parse_arguments
 from ._wire import fragment, splice
@@ -251,12 +252,22 @@ _WIRE: Final = _Wire()
 
 class Adapter(Provider):
     id = _Wire.key
+    connection = Connection(
+        "https://api.anthropic.com",
+        "x-api-key",
+        key_env=("ANTHROPIC_API_KEY",),
+        base_url_env=("ANTHROPIC_BASE_URL",),
+        rejections=CLAUDE_REJECTIONS,
+    )
     # Another endpoint of the Messages API (``vertex_anthropic``) subclasses this
     # adapter with its own wire (its provider id), reserved fields and ``route``.
     wire: ClassVar[_Wire] = _WIRE
     reserved: ClassVar[Mapping[str, str]] = _RESERVED
 
     # -- request ---------------------------------------------------------------
+
+    def resolve_replay_error(self, options: Mapping[str, Any], way: str) -> dict[str, Any]:
+        return _claude.resolved_options(options, self.wire.paths["thinking"], way)
 
     def route(self, model: str, stream: bool, options: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, str]]:
         """The request's path, the body fields before ``messages`` and the

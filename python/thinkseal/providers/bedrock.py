@@ -102,6 +102,7 @@ from .._reply import Delta, ReplyInfo, TextDelta, ThinkingDelta, ToolCallDelta, 
 from .._tool import Tool
 from . import _claude
 from ._base import Built, Provider, StreamParser
+from ._connection import CLAUDE_REJECTIONS, Connection
 from ._options import BODY_FIELDS, frozen_options
 from ._response import Node, b64_text, parse_arguments, valid_text
 from ._wire import dumps, splice
@@ -331,8 +332,18 @@ def boto3_params(body: Mapping[str, Any]) -> dict[str, Any]:
 
 class Adapter(Provider):
     id = _Wire.key
+    connection = Connection(
+        "https://bedrock-runtime.{region}.amazonaws.com",
+        "aws",
+        "aws-eventstream",
+        key_env=("AWS_BEARER_TOKEN_BEDROCK",),
+        rejections=CLAUDE_REJECTIONS,
+    )
 
     # -- request ---------------------------------------------------------------
+
+    def resolve_replay_error(self, options: Mapping[str, Any], way: str) -> dict[str, Any]:
+        return _claude.resolved_options(options, _WIRE.paths["thinking"], way)
 
     def build(
         self, conversation: Conversation, replay: Replay, model: str, options: dict[str, Any], stream: bool

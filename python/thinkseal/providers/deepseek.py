@@ -56,6 +56,7 @@ from ._chat import (
     count,
     reasoning_text,
 )
+from ._connection import Connection
 from ._options import check_choice, check_number, check_openai_sampling
 from ._response import Node
 
@@ -75,6 +76,7 @@ class Parts(PartWriter):
 
 class Adapter(ChatProvider):
     id = "deepseek"
+    connection = Connection("https://api.deepseek.com", "bearer", key_env=("DEEPSEEK_API_KEY",))
     response_formats: ClassVar[frozenset[str]] = frozenset({"text", "json_object"})
     writer = Parts("deepseek")
 

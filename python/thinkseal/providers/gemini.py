@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Final
 from urllib.parse import quote
 
+from ._connection import GEMINI_CORRUPTED, Connection
 from ._gemini import GeminiProvider, method
 from ._gemini_reply import generated_call_id
 
@@ -33,6 +34,12 @@ class Adapter(GeminiProvider):
     """The Gemini API (Google AI Studio keys)."""
 
     id: ClassVar[str] = "gemini"
+    connection = Connection(
+        "https://generativelanguage.googleapis.com",
+        "x-goog-api-key",
+        key_env=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        rejections=(GEMINI_CORRUPTED,),
+    )
 
     def locate(self, model: str, options: dict[str, Any], stream: bool) -> str:
         return f"/v1beta/models/{quote(model, safe='')}{method(stream)}"

@@ -103,6 +103,7 @@ from ._chat import (
     partial_reply,
     wire_content,
 )
+from ._connection import Connection
 from ._options import BODY_FIELDS, check_choice, check_flag, check_number, frozen_options, response_format
 from ._response import Node, wrap_errors
 from ._wire import dumps, splice, wire_messages
@@ -507,6 +508,7 @@ class Adapter(Provider):
     """Mistral's chat completions API."""
 
     id: ClassVar[str] = "mistral"
+    connection = Connection("https://api.mistral.ai", "bearer", key_env=("MISTRAL_API_KEY",))
 
     def build(
         self, conversation: Conversation, replay: Replay, model: str, options: dict[str, Any], stream: bool

@@ -85,6 +85,7 @@ from ._chat import (
     partial_reply,
     wire_content,
 )
+from ._connection import Connection
 from ._options import BODY_FIELDS, check_flag, check_number, check_object, frozen_options, response_format
 from ._response import Node, error_text, parse_arguments, wrap_errors
 from ._wire import splice, wire_messages
@@ -316,6 +317,13 @@ class Adapter(Provider):
     """Ollama's native chat API (``/api/chat``)."""
 
     id: ClassVar[str] = "ollama"
+    connection = Connection(
+        "http://localhost:11434",
+        "optional-bearer",
+        "ndjson",
+        key_env=("OLLAMA_API_KEY",),
+        base_url_env=("OLLAMA_HOST",),
+    )
 
     def build(
         self, conversation: Conversation, replay: Replay, model: str, options: dict[str, Any], stream: bool

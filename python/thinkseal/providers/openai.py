@@ -54,6 +54,7 @@ from .._content import Document
 from .._errors import ValidationError
 from .._messages import AssistantMessage
 from ._chat import ChatProvider, PartWriter, TextDeltas, ThinkingDeltas, data_url, reasoning_text
+from ._connection import Connection
 from ._options import check_choice, check_flag, check_number, check_openai_sampling
 from ._response import Node
 
@@ -83,6 +84,9 @@ class Parts(PartWriter):
 
 class Adapter(ChatProvider):
     id = PROVIDER_ID
+    connection = Connection(
+        "https://api.openai.com/v1", "bearer", key_env=("OPENAI_API_KEY",), base_url_env=("OPENAI_BASE_URL",)
+    )
     writer = Parts(PROVIDER_ID)
 
     def validate_options(self, options: Mapping[str, Any], stream: bool) -> None:

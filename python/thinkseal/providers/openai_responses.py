@@ -122,6 +122,7 @@ from ._chat import (
     stored_json,
     wire_content,
 )
+from ._connection import RESPONSES_REJECTIONS, Connection
 from ._options import (
     BODY_FIELDS,
     check_choice,
@@ -663,6 +664,13 @@ class ResponsesStream(StreamParser):
 
 class Adapter(Provider):
     id = PROVIDER_ID
+    connection = Connection(
+        "https://api.openai.com/v1",
+        "bearer",
+        key_env=("OPENAI_API_KEY",),
+        base_url_env=("OPENAI_BASE_URL",),
+        rejections=RESPONSES_REJECTIONS,
+    )
     response_formats: ClassVar[frozenset[str]] = frozenset({"text", "json_object", "json_schema"})
 
     def build(

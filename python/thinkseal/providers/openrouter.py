@@ -79,6 +79,7 @@ from ._chat import (
     reasoning_text,
     tool_wire,
 )
+from ._connection import CLAUDE_REJECTIONS, GEMINI_CORRUPTED, Connection
 from ._options import check_choice, check_flag, check_number, check_object, check_openai_sampling
 from ._response import Node, valid_text
 
@@ -233,6 +234,12 @@ class DetailDeltas:
 
 class Adapter(ChatProvider):
     id = PROVIDER_ID
+    connection = Connection(
+        "https://openrouter.ai/api/v1",
+        "bearer",
+        key_env=("OPENROUTER_API_KEY",),
+        rejections=(*CLAUDE_REJECTIONS, GEMINI_CORRUPTED),
+    )
     writer = Parts(PROVIDER_ID)
     annotation_types = ANNOTATION_TYPES
 

@@ -52,6 +52,7 @@ from urllib.parse import quote
 from .._errors import ValidationError
 from .._frozen import check_str
 from . import anthropic
+from ._connection import CLAUDE_REJECTIONS, Connection
 
 # The body's API version on Vertex (Anthropic's "Claude on Vertex AI" page).
 VERTEX_VERSION: Final[str] = "vertex-2023-10-16"
@@ -92,6 +93,7 @@ class _Wire(anthropic._Wire):
 
 class Adapter(anthropic.Adapter):
     id = _Wire.key
+    connection = Connection("https://{location}-aiplatform.googleapis.com", "google", rejections=CLAUDE_REJECTIONS)
     wire: ClassVar[anthropic._Wire] = _Wire()
     reserved: ClassVar[Mapping[str, str]] = _RESERVED
 

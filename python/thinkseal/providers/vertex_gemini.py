@@ -28,6 +28,7 @@ from typing import Any, ClassVar, Final
 from urllib.parse import quote
 
 from .._errors import ValidationError
+from ._connection import VERTEX_INVALID_SIGNATURE, Connection
 from ._gemini import GeminiProvider, method
 
 __all__ = ["Adapter", "base_url"]
@@ -70,6 +71,9 @@ class Adapter(GeminiProvider):
     """Gemini through Vertex AI's publisher-model endpoint."""
 
     id: ClassVar[str] = "vertex-gemini"
+    connection = Connection(
+        "https://{location}-aiplatform.googleapis.com", "google", rejections=(VERTEX_INVALID_SIGNATURE,)
+    )
     service_checks = (_include_thoughts,)
 
     def locate(self, model: str, options: dict[str, Any], stream: bool) -> str:

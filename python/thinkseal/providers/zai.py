@@ -47,6 +47,7 @@ from .._content import Document, Image
 from .._errors import ValidationError
 from .._messages import AssistantMessage
 from ._chat import ChatProvider, PartWriter, TextDeltas, ThinkingDeltas, check_thinking_type, reasoning_text
+from ._connection import Connection
 from ._options import check_flag, check_number
 from ._response import Node
 
@@ -82,6 +83,7 @@ class Parts(PartWriter):
 
 class Adapter(ChatProvider):
     id = "zai"
+    connection = Connection("https://api.z.ai/api/paas/v4", "bearer", key_env=("ZAI_API_KEY",))
     response_formats: ClassVar[frozenset[str]] = frozenset({"text", "json_object"})
     writer = Parts("zai")
 

@@ -1,0 +1,212 @@
+"""``thinkseal.AsyncClient``: ``thinkseal.Client`` for asyncio, over
+``httpx.AsyncClient``; the same decisions (``_exchange``), framing
+(``_events``) and credentials (``_auth``), awaited.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .._conversation import Conversation
+from .._errors import ProviderError
+from .._reply import Delta, Recovery, Reply
+from ..providers import PreparedRequest
+from ._events import decoder
+from ._exchange import Exchange, ReplayErrorPolicy
+from ._sync import timeout_of
+
+if TYPE_CHECKING:
+    import httpx
+
+
+class AsyncClient:
+    """``thinkseal.Client`` for asyncio: ``await client.send(...)``, ``async for``
+    over ``client.stream(...)``, ``async with`` or ``await client.aclose()``.
+
+    ``api_key`` defaults to the provider's usual environment variable
+    (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ...); Bedrock signs with
+    botocore (``credentials=``, ``region=``) and Vertex AI uses google-auth
+    credentials. ``base_url`` overrides the provider's. ``account`` and
+    ``aliases`` are the adapter's (``thinkseal.provider``). ``timeout`` is in
+    seconds (or an ``httpx.Timeout``); ``max_retries`` retries of rate limits,
+    server errors, timeouts and lost connections. ``on_replay_error``: what to
+    do when ``prepare`` raises ``ReplayError`` — ``"raise"`` (default),
+    ``"drop_block"`` or ``"disable_thinking"`` (the ways out its message
+    names); the ``Reply`` records the one taken. ``http_client``: an
+    ``httpx.AsyncClient`` to send with (not closed by ``aclose()``).
+    """
+
+    def __init__(
+        self,
+        provider_id: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        account: str | None = None,
+        aliases: Mapping[str, str] | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        timeout: float | httpx.Timeout = 600.0,
+        max_retries: int = 2,
+        on_replay_error: ReplayErrorPolicy = "raise",
+        credentials: Any = None,
+        region: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self._exchange = Exchange(
+            provider_id,
+            api_key=api_key,
+            base_url=base_url,
+            account=account,
+            aliases=aliases,
+            credentials=credentials,
+            region=region,
+            max_retries=max_retries,
+            on_replay_error=on_replay_error,
+            headers=headers,
+        )
+        import httpx  # noqa: PLC0415 - imported when a client is made, not with thinkseal
+
+        self._timeout = timeout_of(timeout)
+        self._owned = http_client is None
+        self._http = http_client if http_client is not None else httpx.AsyncClient(timeout=self._timeout)
+
+    @property
+    def provider(self) -> str:
+        return self._exchange.adapter.id
+
+    async def send(self, conversation: Conversation, *, model: str, **options: Any) -> Reply:
+        """The provider's reply to ``conversation`` from ``model``; ``options``
+        are the provider's own request fields (as for ``prepare``)."""
+        exchange = self._exchange
+        request, recoveries = exchange.prepare(conversation, model, False, options)
+        try:
+            raw = await self._post(request, stream=False)
+        except ProviderError as error:
+            conversation, request, more = exchange.after_rejection(conversation, request, error, model, False, options)
+            recoveries += more
+            raw = await self._post(request, stream=False)
+        return request.parse(exchange.decoded(raw)).with_recoveries(recoveries)
+
+    def stream(self, conversation: Conversation, *, model: str, **options: Any) -> AsyncReplyStream:
+        """The reply streamed: ``async for`` the typed deltas as they arrive; the
+        last item is the ``Reply``. Use it as an async context manager (or
+        exhaust it) so the connection is released."""
+        return AsyncReplyStream(self, conversation, model, options)
+
+    async def _post(self, request: PreparedRequest, *, stream: bool) -> Any:
+        """The response body (``stream=False``) or the open streaming response,
+        after retries; a ``ProviderError`` for an error answer or no answer."""
+        import httpx  # noqa: PLC0415
+
+        exchange = self._exchange
+        url = exchange.url(request)
+        content = request.content
+        attempt = 0
+        while True:
+            headers = exchange.request_headers(request, url, content)
+            try:
+                outgoing = self._http.build_request("POST", url, content=content, headers=headers)
+                response = await self._http.send(outgoing, stream=True)
+                try:
+                    if response.status_code < 400:
+                        return response if stream else await response.aread()
+                    error = exchange.error(response.status_code, response.headers, await response.aread())
+                finally:
+                    if not stream or response.status_code >= 400:
+                        await response.aclose()
+            except httpx.TransportError as exc:
+                error = exchange.transport_error(exc)
+            delay = exchange.retry_delay(attempt, error)
+            if delay is None:
+                raise error
+            await asyncio.sleep(delay)
+            attempt += 1
+
+    async def aclose(self) -> None:
+        if self._owned:
+            await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"thinkseal.AsyncClient({self.provider!r}, base_url={self._exchange.base_url!r})"
+
+
+class AsyncReplyStream:
+    """``ReplyStream`` for asyncio: ``async for`` the ``Delta``s, then the ``Reply``
+    (also at ``.reply`` afterwards). A stream that ends before the provider's
+    final event raises ``ResponseError`` and gives no ``Reply``: a cut-off
+    message is never returned as if complete."""
+
+    def __init__(self, client: AsyncClient, conversation: Conversation, model: str, options: Mapping[str, Any]) -> None:
+        self._client = client
+        self._conversation = conversation
+        self._model = model
+        self._options = options
+        self._response: Any = None
+        self.reply: Reply | None = None
+        self._events = self._run()
+
+    async def _run(self) -> AsyncGenerator[Delta | Reply, None]:
+        client, exchange = self._client, self._client._exchange
+        conversation, model, options = self._conversation, self._model, self._options
+        request, recoveries = exchange.prepare(conversation, model, True, options)
+        try:
+            self._response = await client._post(request, stream=True)
+        except ProviderError as error:
+            conversation, request, more = exchange.after_rejection(conversation, request, error, model, True, options)
+            recoveries += more
+            self._response = await client._post(request, stream=True)
+        async for item in self._relay(request, recoveries):
+            yield item
+
+    async def _relay(self, request: PreparedRequest, recoveries: tuple[Recovery, ...]) -> AsyncIterator[Delta | Reply]:
+        import httpx  # noqa: PLC0415
+
+        exchange = self._client._exchange
+        accumulator = request.stream()
+        frames = decoder(exchange.connection.stream_format, exchange.adapter.id)
+        try:
+            async for chunk in self._response.aiter_raw():
+                for event in frames.feed(chunk):
+                    for delta in accumulator.feed(event):
+                        yield delta
+            for event in frames.close():
+                for delta in accumulator.feed(event):
+                    yield delta
+        except httpx.TransportError as exc:
+            raise exchange.transport_error(exc) from None
+        finally:
+            await self.aclose()
+        self.reply = accumulator.reply.with_recoveries(recoveries)
+        yield self.reply
+
+    def __aiter__(self) -> AsyncIterator[Delta | Reply]:
+        return self._events
+
+    async def __anext__(self) -> Delta | Reply:
+        return await anext(self._events)
+
+    async def until_done(self) -> Reply:
+        """Consume the rest of the stream and return the ``Reply``."""
+        async for _ in self._events:
+            pass
+        assert self.reply is not None
+        return self.reply
+
+    async def aclose(self) -> None:
+        if self._response is not None:
+            await self._response.aclose()
+
+    async def __aenter__(self) -> AsyncReplyStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+        await self._events.aclose()

@@ -1,0 +1,223 @@
+"""``thinkseal.Client``: sends a conversation to a provider over httpx and
+returns the ``Reply``, thinking replayed where it still holds.
+
+``send`` and ``stream`` prepare the request with the client's adapter, POST
+``req.content`` as it is (the history is encoded once, by the adapter), retry
+rate limits, server errors, timeouts and lost connections, recover once from
+the provider's rejection of replayed thinking, and parse the answer into a
+``Reply`` whose ``conversation`` is what to send next. See ``_exchange`` for
+the decisions, ``_events`` for stream framing and ``_auth`` for credentials.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .._conversation import Conversation
+from .._errors import ProviderError, ValidationError
+from .._reply import Delta, Recovery, Reply
+from ..providers import PreparedRequest
+from ._events import decoder
+from ._exchange import Exchange, ReplayErrorPolicy
+
+if TYPE_CHECKING:
+    import httpx
+
+
+def timeout_of(value: object) -> Any:
+    import httpx  # noqa: PLC0415 - the client's transport, imported when a client is made
+
+    if isinstance(value, httpx.Timeout):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ValidationError("timeout: expected a positive number of seconds or an httpx.Timeout", path="timeout")
+    return httpx.Timeout(float(value))
+
+
+class Client:
+    """A provider's HTTP API, for one adapter id.
+
+    ``api_key`` defaults to the provider's usual environment variable
+    (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ...); Bedrock signs with
+    botocore (``credentials=``, ``region=``) and Vertex AI uses google-auth
+    credentials. ``base_url`` overrides the provider's. ``account`` and
+    ``aliases`` are the adapter's (``thinkseal.provider``). ``timeout`` is in
+    seconds (or an ``httpx.Timeout``); ``max_retries`` retries of rate limits,
+    server errors, timeouts and lost connections. ``on_replay_error``: what to
+    do when ``prepare`` raises ``ReplayError`` — ``"raise"`` (default),
+    ``"drop_block"`` or ``"disable_thinking"`` (the ways out its message
+    names); the ``Reply`` records the one taken. ``http_client``: an
+    ``httpx.Client`` to send with (not closed by ``close()``).
+    """
+
+    def __init__(
+        self,
+        provider_id: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        account: str | None = None,
+        aliases: Mapping[str, str] | None = None,
+        http_client: httpx.Client | None = None,
+        timeout: float | httpx.Timeout = 600.0,
+        max_retries: int = 2,
+        on_replay_error: ReplayErrorPolicy = "raise",
+        credentials: Any = None,
+        region: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self._exchange = Exchange(
+            provider_id,
+            api_key=api_key,
+            base_url=base_url,
+            account=account,
+            aliases=aliases,
+            credentials=credentials,
+            region=region,
+            max_retries=max_retries,
+            on_replay_error=on_replay_error,
+            headers=headers,
+        )
+        import httpx  # noqa: PLC0415 - imported when a client is made, not with thinkseal
+
+        self._timeout = timeout_of(timeout)
+        self._owned = http_client is None
+        self._http = http_client if http_client is not None else httpx.Client(timeout=self._timeout)
+
+    @property
+    def provider(self) -> str:
+        return self._exchange.adapter.id
+
+    def send(self, conversation: Conversation, *, model: str, **options: Any) -> Reply:
+        """The provider's reply to ``conversation`` from ``model``; ``options``
+        are the provider's own request fields (as for ``prepare``)."""
+        exchange = self._exchange
+        request, recoveries = exchange.prepare(conversation, model, False, options)
+        try:
+            raw = self._post(request, stream=False)
+        except ProviderError as error:
+            conversation, request, more = exchange.after_rejection(conversation, request, error, model, False, options)
+            recoveries += more
+            raw = self._post(request, stream=False)
+        return request.parse(exchange.decoded(raw)).with_recoveries(recoveries)
+
+    def stream(self, conversation: Conversation, *, model: str, **options: Any) -> ReplyStream:
+        """The reply streamed: iterate for the typed deltas as they arrive; the
+        last item is the ``Reply``. Use it as a context manager (or exhaust it)
+        so the connection is released."""
+        return ReplyStream(self, conversation, model, options)
+
+    def _post(self, request: PreparedRequest, *, stream: bool) -> Any:
+        """The response body (``stream=False``) or the open streaming response,
+        after retries; a ``ProviderError`` for an error answer or no answer."""
+        import httpx  # noqa: PLC0415
+
+        exchange = self._exchange
+        url = exchange.url(request)
+        content = request.content
+        attempt = 0
+        while True:
+            headers = exchange.request_headers(request, url, content)
+            try:
+                outgoing = self._http.build_request("POST", url, content=content, headers=headers)
+                response = self._http.send(outgoing, stream=True)
+                try:
+                    if response.status_code < 400:
+                        return response if stream else response.read()
+                    error = exchange.error(response.status_code, response.headers, response.read())
+                finally:
+                    if not stream or response.status_code >= 400:
+                        response.close()
+            except httpx.TransportError as exc:
+                error = exchange.transport_error(exc)
+            delay = exchange.retry_delay(attempt, error)
+            if delay is None:
+                raise error
+            time.sleep(delay)
+            attempt += 1
+
+    def close(self) -> None:
+        if self._owned:
+            self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"thinkseal.Client({self.provider!r}, base_url={self._exchange.base_url!r})"
+
+
+class ReplyStream:
+    """A streamed reply: yields ``Delta``s as they arrive, then the ``Reply``
+    (also at ``.reply`` afterwards). A stream that ends before the provider's
+    final event raises ``ResponseError`` and gives no ``Reply``: a cut-off
+    message is never returned as if complete."""
+
+    def __init__(self, client: Client, conversation: Conversation, model: str, options: Mapping[str, Any]) -> None:
+        self._client = client
+        self._conversation = conversation
+        self._model = model
+        self._options = options
+        self._response: Any = None
+        self.reply: Reply | None = None
+        self._events = self._run()
+
+    def _run(self) -> Generator[Delta | Reply, None, None]:
+        client, exchange = self._client, self._client._exchange
+        conversation, model, options = self._conversation, self._model, self._options
+        request, recoveries = exchange.prepare(conversation, model, True, options)
+        try:
+            self._response = client._post(request, stream=True)
+        except ProviderError as error:
+            conversation, request, more = exchange.after_rejection(conversation, request, error, model, True, options)
+            recoveries += more
+            self._response = client._post(request, stream=True)
+        yield from self._relay(request, recoveries)
+
+    def _relay(self, request: PreparedRequest, recoveries: tuple[Recovery, ...]) -> Iterator[Delta | Reply]:
+        import httpx  # noqa: PLC0415
+
+        exchange = self._client._exchange
+        accumulator = request.stream()
+        frames = decoder(exchange.connection.stream_format, exchange.adapter.id)
+        try:
+            for chunk in self._response.iter_raw():
+                for event in frames.feed(chunk):
+                    yield from accumulator.feed(event)
+            for event in frames.close():
+                yield from accumulator.feed(event)
+        except httpx.TransportError as exc:
+            raise exchange.transport_error(exc) from None
+        finally:
+            self.close()
+        self.reply = accumulator.reply.with_recoveries(recoveries)
+        yield self.reply
+
+    def __iter__(self) -> Iterator[Delta | Reply]:
+        return self._events
+
+    def __next__(self) -> Delta | Reply:
+        return next(self._events)
+
+    def until_done(self) -> Reply:
+        """Consume the rest of the stream and return the ``Reply``."""
+        for _ in self._events:
+            pass
+        assert self.reply is not None
+        return self.reply
+
+    def close(self) -> None:
+        if self._response is not None:
+            self._response.close()
+
+    def __enter__(self) -> ReplyStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+        self._events.close()
