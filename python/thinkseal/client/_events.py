@@ -126,7 +126,7 @@ class AwsEventStreamDecoder(Decoder):
         self._buffer = EventStreamBuffer()
 
     def feed(self, chunk: bytes) -> list[dict[str, Any]]:
-        from botocore.eventstream import ParserError  # type: ignore[import-untyped]  # noqa: PLC0415
+        from botocore.eventstream import ParserError  # noqa: PLC0415
 
         self._buffer.add_data(chunk)
         events: list[dict[str, Any]] = []

@@ -47,7 +47,6 @@ import json
 import threading
 from bisect import bisect_right, insort
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from types import MappingProxyType
 from typing import Any, ClassVar, Final, Generic, TypeAlias, TypeVar
 
 from .._blocks import ThinkingBlock
@@ -198,11 +197,9 @@ def resolved_options(options: Mapping[str, Any], thinking_path: str, way: str) -
     if way == "disable_thinking":
         node[last] = {"type": "disabled"}
     else:
-        node[last] = {**(thinking if isinstance(thinking, Mapping) else {}), "block_binding": _DROP_BLOCK}
+        drop_block = {"prefix_mismatch_behavior": "drop_block"}
+        node[last] = {**(thinking if isinstance(thinking, Mapping) else {}), "block_binding": drop_block}
     return resolved
-
-
-_DROP_BLOCK: Final[Mapping[str, str]] = MappingProxyType({"prefix_mismatch_behavior": "drop_block"})
 
 
 def check_sampling(
