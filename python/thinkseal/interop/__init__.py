@@ -1,0 +1,27 @@
+"""Interoperability with the formats and SDKs teams already use.
+
+Import the module you need explicitly; nothing here is imported by ``import
+thinkseal``, and no module imports an SDK before one of its functions needs it::
+
+    from thinkseal.interop import anthropic as ts_anthropic
+    conversation = ts_anthropic.import_messages(stored["messages"], system=stored["system"])
+
+- ``thinkseal.interop.anthropic``: Anthropic ``MessageParam`` lists
+  (``import_messages`` / ``export_messages``) and the bridges that send a
+  ``PreparedRequest`` through an ``anthropic.Anthropic`` / ``AsyncAnthropic``
+  client (``send``, ``send_async``, ``stream``, ``stream_async``).
+- ``thinkseal.interop.openai``: OpenAI chat messages (``import_chat`` /
+  ``export_chat``), Responses input items (``import_responses`` /
+  ``export_responses``) and the bridges for ``openai.OpenAI`` / ``AsyncOpenAI``.
+- ``thinkseal.interop.pydantic_ai``: pydantic-ai ``ModelMessage`` lists
+  (``import_messages`` / ``export_messages``).
+- ``thinkseal.interop.bedrock``: the bridges for a boto3 ``bedrock-runtime`` client.
+
+Imported sealed thinking is never bound: call ``Conversation.rebind(origin)``
+to vouch that an imported history is exactly what ``origin`` produced.
+docs/interop.md has the mapping tables.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []
