@@ -22,13 +22,15 @@ from typing import Any, ClassVar
 
 from .._binding import Origin
 from .._conversation import Conversation
-from .._errors import ResponseError, ValidationError
+from .._errors import ValidationError
 from .._frozen import check_str
 from .._json import frozen
 from .._messages import AssistantMessage
 from .._replay import Replay, ReplayReport
 from .._reply import Delta, Reply, ReplyInfo
 from ._connection import Connection
+from ._sdk_objects import Response as SDKResponse
+from ._sdk_objects import wire_dict
 
 
 class Built:
@@ -77,12 +79,10 @@ class StreamAccumulator:
         self._history = history
         self._reply: Reply | None = None
 
-    def feed(self, event: Mapping[str, Any]) -> list[Delta]:
+    def feed(self, event: SDKResponse) -> list[Delta]:
         if self._reply is not None:
             raise ValidationError("stream: feed() after finish()", path="stream")
-        if not isinstance(event, Mapping):
-            raise ResponseError(f"expected a JSON object, got {type(event).__name__}", path="$")
-        return self._parser.feed(event)
+        return self._parser.feed(wire_dict(event, "event"))
 
     def finish(self) -> AssistantMessage:
         """The reply message, bound to the request as sent (``ResponseError`` if
@@ -145,18 +145,16 @@ class PreparedRequest:
             body = self._frozen_body = frozen(self._body)
         return body
 
-    def receive(self, response: Mapping[str, Any]) -> AssistantMessage:
-        """The reply in ``response`` (the provider's JSON as decoded from HTTP, or
-        the official SDK's ``model_dump()``), bound to this request as sent."""
-        if not isinstance(response, Mapping):
-            raise ResponseError(f"expected a JSON object, got {type(response).__name__}", path="$")
+    def receive(self, response: SDKResponse) -> AssistantMessage:
+        """The reply in ``response`` (the provider's JSON as decoded from HTTP,
+        the official SDK's response object, or its ``model_dump()``), bound to
+        this request as sent."""
         return self.parse(response).message
 
-    def parse(self, response: Mapping[str, Any]) -> Reply:
+    def parse(self, response: SDKResponse) -> Reply:
         """The whole reply in ``response``: the bound message (what ``receive``
         returns), stop reason, usage, response id and served model."""
-        if not isinstance(response, Mapping):
-            raise ResponseError(f"expected a JSON object, got {type(response).__name__}", path="$")
+        response = wire_dict(response)
         message = self._replay.bind(self._provider.parse(response))
         return Reply(message, self._provider.reply_info(response), history=self._history)
 
