@@ -3,8 +3,9 @@
 - ``dumps``: the one JSON encoding thinkseal puts on the wire (compact UTF-8).
 - ``cached``: a message's wire fragment, built once per (provider, variant) and
   kept on the message (messages are immutable, so the cache cannot go stale).
-- ``splice``: a body's bytes built from cached fragments, so an unchanged turn
-  is not encoded again for every request.
+- ``splice``: a body built from cached fragments, so an unchanged turn is not
+  encoded again for every request, nor copied: ``Body`` keeps the fragments
+  and joins them only when asked (``PreparedRequest.content``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import json
 import threading
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from .._json import FrozenDict, FrozenList, frozen
@@ -65,19 +66,59 @@ def message_of_blocks(role: str, blocks: Sequence[tuple[Any, bytes]]) -> tuple[d
     return value, raw
 
 
-def splice(body: dict[str, Any], field: str, items: Sequence[bytes]) -> bytes:
-    """The JSON bytes of ``body`` whose list ``field`` is made of the already
-    encoded ``items`` (the rest of the body is encoded now). The items are
-    copied once, by a single join: for a long history, copying is the cost."""
+class Body:
+    """A request body as the encoded pieces it is made of: ``head``, then the
+    ``items`` separated by commas, then ``tail``. The items are the cached
+    fragments of the history, shared with other requests; nothing is copied
+    until ``joined()`` (or the HTTP layer reading ``chunks()``) asks.
+    ``len(body)`` is its size in bytes, known without joining."""
+
+    __slots__ = ("_joined", "_length", "head", "items", "tail")
+
+    def __init__(self, head: bytes, items: Sequence[bytes], tail: bytes) -> None:
+        self.head = head
+        self.items = items
+        self.tail = tail
+        self._joined: bytes | None = None
+        self._length = len(head) + sum(map(len, items)) + max(len(items) - 1, 0) + len(tail)
+
+    def __len__(self) -> int:
+        return self._length
+
+    def joined(self) -> bytes:
+        """The whole body as one ``bytes`` (made once, on first use)."""
+        if self._joined is None:
+            self._joined = self.head + b",".join(self.items) + self.tail
+        return self._joined
+
+    def chunks(self, size: int = 1 << 16) -> Iterator[bytes]:
+        """The body in order, in pieces of about ``size`` bytes (small fragments
+        grouped, so the HTTP layer does not write one per message)."""
+        if self._joined is not None:
+            yield self._joined
+            return
+        group: list[bytes] = [self.head]
+        filled = len(self.head)
+        for i, item in enumerate(self.items):
+            if i:
+                group.append(b",")
+            group.append(item)
+            filled += len(item) + 1
+            if filled >= size:
+                yield b"".join(group)
+                group, filled = [], 0
+        group.append(self.tail)
+        yield b"".join(group)
+
+
+def splice(body: dict[str, Any], field: str, items: Sequence[bytes]) -> Body:
+    """The body ``body`` whose list ``field`` is made of the already encoded
+    ``items`` (the rest of the body is encoded now), as a ``Body`` that
+    shares the items rather than copying them."""
     rest = dumps({k: v for k, v in body.items() if k != field})
     head = b"{" + dumps(field) + b":["
     tail = b"]}" if rest == b"{}" else b"]," + rest[1:]
-    if not items:
-        return head + tail
-    parts = list(items)
-    parts[0] = head + parts[0]
-    parts[-1] = parts[-1] + tail
-    return b",".join(parts)
+    return Body(head, items, tail)
 
 
 class WireCache:
