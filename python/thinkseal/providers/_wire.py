@@ -126,29 +126,71 @@ class WireCache:
     shared by the conversations reading that log (kept in the replay store's
     slot for the adapter's key). ``marks`` records, for each message index the
     cache was extended to, how many wire messages cover the messages before it,
-    so a conversation whose history ends earlier can still use a prefix."""
+    so a conversation whose history ends earlier can still use a prefix, and
+    ``seen`` how long the conversation was that set each mark: a mark depends on
+    those messages only (``wire_boundary``), so a branch that shares them keeps
+    it (``fork``). ``totals`` is a running count over the cached wire messages of whatever the
+    adapter tallies (Claude: cache breakpoints), kept when it asks for one."""
 
-    __slots__ = ("encoded", "lock", "marks", "values")
+    __slots__ = ("encoded", "lock", "marks", "seen", "totals", "values")
 
     def __init__(self) -> None:
         self.values: list[Any] = []
         self.encoded: list[bytes] = []
+        self.totals: list[int] = []
         self.marks: list[tuple[int, int]] = [(0, 0)]
+        self.seen: list[int] = [0]
         self.lock = threading.Lock()
+
+    def total(self, count: int) -> int:
+        """The tally over the first ``count`` cached wire messages."""
+        return self.totals[count - 1] if count else 0
 
     def mark_at(self, boundary: int) -> tuple[int, int]:
         """The last ``(message index, wire count)`` mark at or before ``boundary``."""
         k = bisect_right(self.marks, (boundary, float("inf")))
         return self.marks[k - 1]
 
-    def extend(self, start: int, end: int, values: Sequence[Any], encoded: Sequence[bytes]) -> None:
-        """Add the wire messages of messages ``start..end``, if the cache still ends at ``start``."""
+    def fork(self, length: int) -> WireCache:
+        """A copy for a branch of history that shares the first ``length``
+        messages: the leading marks set by conversations no longer than that."""
+        copy = WireCache()
+        with self.lock:
+            k = 1
+            while k < len(self.seen) and self.seen[k] <= length:
+                k += 1
+            copy.marks = self.marks[:k]
+            copy.seen = self.seen[:k]
+            count = copy.marks[-1][1]
+            copy.values = self.values[:count]
+            copy.encoded = self.encoded[:count]
+            copy.totals = self.totals[:count]
+        return copy
+
+    def extend(
+        self,
+        start: int,
+        end: int,
+        values: Sequence[Any],
+        encoded: Sequence[bytes],
+        tally: Callable[[Any], int] | None = None,
+        seen: int = 0,
+    ) -> None:
+        """Add the wire messages of messages ``start..end``, if the cache still
+        ends at ``start`` (and their running ``tally``, when given), as found by
+        a conversation of ``seen`` messages."""
         with self.lock:
             if self.marks[-1][0] != start or end <= start:
                 return
+            if tally is not None:
+                running = self.totals[-1] if self.totals else 0
+                for value in values:
+                    running += tally(value)
+                    self.totals.append(running)
             self.values.extend(frozen(v) for v in values)
             self.encoded.extend(encoded)
             self.marks.append((end, len(self.values)))
+            self.seen.append(max(seen, end))
 
 
 def wire_boundary(replay: Replay) -> int:
@@ -168,7 +210,11 @@ def _always(message: AssistantMessage) -> bool:
 
 
 def wire_messages(
-    replay: Replay, key: str, build_segment: Segment, starts_wire_message: Callable[[AssistantMessage], bool] = _always
+    replay: Replay,
+    key: str,
+    build_segment: Segment,
+    starts_wire_message: Callable[[AssistantMessage], bool] = _always,
+    tally: Callable[[Any], int] | None = None,
 ) -> tuple[list[Any], list[bytes]]:
     """Every wire message of the request, and its encoded bytes, for adapters
     whose wire messages never span an assistant turn's start.
@@ -182,6 +228,8 @@ def wire_messages(
     is list copies. ``starts_wire_message(turn)`` says whether an as-sent
     assistant turn starts a wire message (an adapter that leaves empty turns
     out lets the messages around them merge, so they are no place to cut).
+    ``tally(wire message)``: a count the cache keeps a running total of
+    (``WireCache.total``).
     """
     boundary: int | None = wire_boundary(replay)
     while boundary and not starts_wire_message(replay.sent(boundary)):  # type: ignore[arg-type]
@@ -191,7 +239,7 @@ def wire_messages(
     upto, count = cache.mark_at(boundary)
     if upto < boundary and cache.marks[-1][0] == upto:
         values, encoded = build_segment(replay.sent_messages(upto, boundary))
-        cache.extend(upto, boundary, values, encoded)
+        cache.extend(upto, boundary, values, encoded, tally, replay.total)
         upto, count = cache.mark_at(boundary)
     tail_values, tail_encoded = build_segment(replay.sent_messages(upto, replay.total))
     return cache.values[:count] + tail_values, cache.encoded[:count] + tail_encoded
