@@ -45,18 +45,53 @@ every provider rule is enforced without it.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .._binding import Origin
 from .._conversation import Conversation
 from .._messages import AssistantMessage
-from ._registry import EMULATOR_IDS, emulate, emulator
-from ._server import Emulator, Fault, Request, Response, Step
-from .anthropic import AnthropicEmulator
-from .bedrock import BedrockEmulator
-from .chat import ChatEmulator
-from .gemini import GeminiEmulator
-from .mistral import MistralEmulator
-from .ollama import OllamaEmulator
-from .openai_responses import ResponsesEmulator
+
+if TYPE_CHECKING:
+    from ._registry import EMULATOR_IDS, emulate, emulator
+    from ._server import Emulator, Fault, Request, Response, Step
+    from .anthropic import AnthropicEmulator
+    from .bedrock import BedrockEmulator
+    from .chat import ChatEmulator
+    from .gemini import GeminiEmulator
+    from .mistral import MistralEmulator
+    from .ollama import OllamaEmulator
+    from .openai_responses import ResponsesEmulator
+
+# The emulators are imported when first used (the pytest plugin, a submodule,
+# stays cheap to import).
+_LAZY = {
+    "EMULATOR_IDS": "._registry",
+    "emulate": "._registry",
+    "emulator": "._registry",
+    "Emulator": "._server",
+    "Fault": "._server",
+    "Request": "._server",
+    "Response": "._server",
+    "Step": "._server",
+    "AnthropicEmulator": ".anthropic",
+    "BedrockEmulator": ".bedrock",
+    "ChatEmulator": ".chat",
+    "GeminiEmulator": ".gemini",
+    "MistralEmulator": ".mistral",
+    "OllamaEmulator": ".ollama",
+    "ResponsesEmulator": ".openai_responses",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "EMULATOR_IDS",

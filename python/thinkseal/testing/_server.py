@@ -21,8 +21,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import MappingProxyType, TracebackType
 from typing import Any, Literal, Self
 
-__all__ = ["Emulator", "Fault", "Request", "RequestRejected", "Response", "Step"]
-
 _NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})
 
 
@@ -37,14 +35,11 @@ class Step:
     calls: Sequence[tuple[str, Mapping[str, Any]]] = ()
 
 
-FaultKind = Literal["error", "malformed", "truncated", "slow", "hang"]
-
-
 @dataclass(frozen=True)
 class Fault:
     """A fault injected into the next ``times`` requests (see ``Emulator.fault``)."""
 
-    kind: FaultKind
+    kind: Literal["error", "malformed", "truncated", "slow", "hang"]
     status: int = 200
     retry_after: float | None = None
     seconds: float = 0.0
@@ -124,6 +119,25 @@ def parse_json(raw: bytes) -> Any:
         return None
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    emulator: Emulator
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def do_POST(self) -> None:
+        self.server.emulator._serve(self)
+
+    def do_GET(self) -> None:
+        self.server.emulator._serve(self)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass  # keep test output clean
+
+
 class Emulator:
     """A provider emulator: a real HTTP server on 127.0.0.1.
 
@@ -144,7 +158,7 @@ class Emulator:
         self._faults: deque[Fault] = deque()
         self._script: deque[Any] = deque()
         self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     # -- what a request for this provider needs -------------------------------------
@@ -165,23 +179,9 @@ class Emulator:
         """Start serving (on ``port``, or an ephemeral port when it is 0)."""
         if self._server is not None:
             return self
-        emulator = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:
-                emulator._serve(self)
-
-            def do_GET(self) -> None:
-                emulator._serve(self)
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                pass  # keep test output clean
-
         self._stopping.clear()
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", self.port), _Handler)
+        self._server.emulator = self
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
         return self

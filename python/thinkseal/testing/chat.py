@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import base64
 import copy
-import functools
 import hashlib
 import hmac
 import json
@@ -179,8 +178,7 @@ def drain(value: Any) -> Any:
     return value
 
 
-@functools.cache
-def _chat_validators() -> tuple[Validate, Validate, Validate] | None:
+def _load_chat_validators() -> tuple[Validate, Validate, Validate] | None:
     """(non-streaming body, streaming body, user content part) validators from
     the openai SDK's request types, or None when the SDK is not installed."""
     try:
@@ -196,6 +194,15 @@ def _chat_validators() -> tuple[Validate, Validate, Validate] | None:
         strict_validator(CompletionCreateParamsStreaming),
         strict_validator(ChatCompletionContentPartParam),
     )
+
+
+_CACHE_CHAT_VALIDATORS: list[tuple[Validate, Validate, Validate] | None] = []
+
+
+def _chat_validators() -> tuple[Validate, Validate, Validate] | None:
+    if not _CACHE_CHAT_VALIDATORS:
+        _CACHE_CHAT_VALIDATORS.append(_load_chat_validators())
+    return _CACHE_CHAT_VALIDATORS[0]
 
 
 def _without(value: Any, fields: frozenset[str]) -> Any:

@@ -25,7 +25,6 @@ checked on the body as sent.
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
 import hmac
 import json
@@ -44,8 +43,7 @@ TOOL_CALL_ID = re.compile(r"[A-Za-z0-9]{9}")
 SECRET = b"mistral-emulator-signing-key"
 
 
-@functools.cache
-def _sdk() -> tuple[Any, set[str], dict[str, set[str]]] | None:
+def _load_sdk() -> tuple[Any, set[str], dict[str, set[str]]] | None:
     """The mistralai SDK's request model, its fields and each message role's
     fields, or None when the SDK is not installed."""
     try:
@@ -76,6 +74,15 @@ class Reply:
     tool_calls: Sequence[tuple[str, str, dict[str, Any]]] = ()  # id, name, arguments
     signed: bool = False
     cut: bool = False
+
+
+_CACHE_SDK: list[tuple[Any, set[str], dict[str, set[str]]] | None] = []
+
+
+def _sdk() -> tuple[Any, set[str], dict[str, set[str]]] | None:
+    if not _CACHE_SDK:
+        _CACHE_SDK.append(_load_sdk())
+    return _CACHE_SDK[0]
 
 
 def canonical(value: Any) -> bytes:

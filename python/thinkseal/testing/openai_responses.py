@@ -41,7 +41,6 @@ returns the reasoning's encrypted content. Replies are scripted with ``Step``
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
 import hmac
 import json
@@ -91,8 +90,7 @@ OUTPUT_TYPES = frozenset(
 )
 
 
-@functools.cache
-def _validators() -> tuple[Validate, Validate] | None:
+def _load_validators() -> tuple[Validate, Validate] | None:
     """(non-streaming, streaming) validators of the openai SDK's
     ``ResponseCreateParams``, or None when the SDK is not installed."""
     try:
@@ -103,6 +101,15 @@ def _validators() -> tuple[Validate, Validate] | None:
     except ImportError:
         return None
     return strict_validator(ResponseCreateParamsNonStreaming), strict_validator(ResponseCreateParamsStreaming)
+
+
+_CACHE_VALIDATORS: list[tuple[Validate, Validate] | None] = []
+
+
+def _validators() -> tuple[Validate, Validate] | None:
+    if not _CACHE_VALIDATORS:
+        _CACHE_VALIDATORS.append(_load_validators())
+    return _CACHE_VALIDATORS[0]
 
 
 def sdk_request_errors(body: Mapping[str, Any]) -> str | None:
