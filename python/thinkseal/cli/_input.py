@@ -22,6 +22,7 @@ __all__ = [
     "default_target",
     "load_conversation",
     "read_json",
+    "read_text",
     "request_options",
     "target_text",
 ]
@@ -56,9 +57,15 @@ def _text(data: bytes, name: str) -> str:
         raise InputError(f"{name}: not UTF-8 text (byte 0x{bad} at offset {err.start})") from None
 
 
-def read_json(path: str) -> Any:
-    """The JSON value of the file at ``path`` (``-``: stdin)."""
-    text = _text(_read(path), path)
+def read_text(path: str) -> str:
+    """The UTF-8 text of the file at ``path`` (``-``: stdin)."""
+    return _text(_read(path), path)
+
+
+def read_json(path: str, text: str | None = None) -> Any:
+    """The JSON value of the file at ``path`` (``-``: stdin), or of its ``text`` when read already."""
+    if text is None:
+        text = read_text(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
