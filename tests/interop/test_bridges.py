@@ -210,3 +210,29 @@ def test_streaming_a_request_not_prepared_to_stream_is_refused() -> None:
         ts_bedrock.send(object(), req)
     with pytest.raises(ValidationError, match="PreparedRequest"):
         ts_openai.send(object(), {"messages": []})  # type: ignore[arg-type]
+
+
+def test_an_sdk_without_raw_content_gets_the_body() -> None:
+    """Older Stainless clients' ``post`` has no ``content``: the bridge passes the body instead."""
+    reply_body = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "m",
+        "content": [{"type": "text", "text": "Hi."}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+    seen: dict[str, Any] = {}
+
+    class OldClient:
+        def post(self, path: str, *, cast_to: Any, body: Any = None, options: Any = None) -> Any:
+            seen.update(path=path, cast_to=cast_to, body=body, options=options)
+            return reply_body
+
+    req = thinkseal.provider("anthropic").prepare(Conversation([UserMessage("Hi")]), model="m", max_tokens=10)
+    reply = ts_anthropic.send(OldClient(), req)
+    assert reply.message.content == "Hi."
+    assert seen["path"] == "/v1/messages"
+    assert seen["body"] == json.loads(req.content)
+    assert seen["options"] == {"headers": req.headers}
