@@ -3,12 +3,9 @@ started on demand."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
 
-from thinkseal.testing import Emulator, emulate
+from thinkseal.testing.pytest_plugin import EmulatorFactory
 
 from .drive import DRIVERS, Driver
 
@@ -19,15 +16,7 @@ def driver(request: pytest.FixtureRequest) -> Driver:
 
 
 @pytest.fixture
-def emulator_of() -> Iterator[Any]:
-    """``emulator_of(provider_id)``: a started emulator, stopped at teardown."""
-    with_blocks: list[Any] = []
-
-    def start(provider_id: str) -> Emulator:
-        context = emulate(provider_id)
-        with_blocks.append(context)
-        return context.__enter__()
-
-    yield start
-    for context in reversed(with_blocks):
-        context.__exit__(None, None, None)
+def emulator_of(thinkseal_emulator: EmulatorFactory) -> EmulatorFactory:
+    """``emulator_of(provider_id)``: a started emulator, stopped at teardown
+    (the public ``thinkseal_emulator`` fixture of ``thinkseal.testing``)."""
+    return thinkseal_emulator

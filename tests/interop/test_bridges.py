@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anthropic
@@ -32,7 +32,8 @@ from thinkseal import (
 from thinkseal.interop import anthropic as ts_anthropic
 from thinkseal.interop import bedrock as ts_bedrock
 from thinkseal.interop import openai as ts_openai
-from thinkseal.testing import Emulator, Fault, Step, emulate
+from thinkseal.testing import Emulator, Fault, Step
+from thinkseal.testing.pytest_plugin import EmulatorFactory
 
 MODELS = {
     "anthropic": "claude-sonnet-4-5",
@@ -73,17 +74,9 @@ BRIDGES: dict[str, tuple[Any, Callable[[Emulator, bool], Any]]] = {
 
 
 @pytest.fixture
-def emulator_of() -> Iterator[Callable[[str], Emulator]]:
-    contexts: list[Any] = []
-
-    def start(provider_id: str) -> Emulator:
-        context = emulate(provider_id, require_auth=False)
-        contexts.append(context)
-        return context.__enter__()
-
-    yield start
-    for context in reversed(contexts):
-        context.__exit__(None, None, None)
+def emulator_of(thinkseal_emulator: EmulatorFactory) -> EmulatorFactory:
+    """Started emulators, stopped at teardown (``thinkseal.testing``'s pytest fixture)."""
+    return thinkseal_emulator
 
 
 def call(

@@ -746,7 +746,8 @@ class AnthropicEmulator(Emulator):
     def _authorized(self, request: Request) -> bool:
         if VERTEX_PATH.fullmatch(request.path.split("?")[0]) is not None:
             return _bearer(request.headers)
-        return bool(request.headers.get("x-api-key"))
+        # The official SDK (2.x) sends its API key as a bearer token; x-api-key is the documented header.
+        return bool(request.headers.get("x-api-key")) or _bearer(request.headers)
 
     def _auth_error(self) -> Response:
         if self.provider == "vertex-anthropic":
