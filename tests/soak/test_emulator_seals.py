@@ -1,27 +1,22 @@
 """A finding of the soak, in the emulators (``thinkseal.testing``), not the
-library: the Responses emulator refuses about one encrypted reasoning item in
+library: the Responses emulator refused about one encrypted reasoning item in
 eight that it issued itself, as "could not be verified".
 
-It seals ``payload + b"." + mac`` (a 32-byte HMAC) and opens the token with
-``raw.rsplit(b".", 1)``: when the MAC holds a ``.`` byte (0x2e; chance 1 -
-(255/256)**32, about 12%), the split falls inside the MAC and the check fails.
-The client recovers (one resend with the turn unsealed), so an agent loop goes
-on, but a valid seal is refused and the reasoning is lost for that turn.
+It sealed ``payload + b"." + mac`` (a 32-byte HMAC) and opened the token with
+``raw.rsplit(b".", 1)``: when the MAC held a ``.`` byte (0x2e; chance 1 -
+(255/256)**32, about 12%), the split fell inside the MAC and the check failed.
+The client recovered (one resend with the turn unsealed), so an agent loop went
+on, but a valid seal was refused and the reasoning lost for that turn. The
+emulator now splits by the MAC's length.
 """
 
 from __future__ import annotations
-
-import pytest
 
 import thinkseal
 from thinkseal import Conversation, UserMessage
 from thinkseal.testing import Step, emulate
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="thinkseal.testing.openai_responses: _open splits the token at its last '.', which may be a MAC byte",
-)
 def test_the_responses_emulator_accepts_every_seal_it_issued() -> None:
     refused = []
     with (

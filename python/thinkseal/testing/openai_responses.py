@@ -327,8 +327,11 @@ class ResponsesEmulator(Emulator):
     def _open(self, token: str) -> dict[str, Any] | None:
         try:
             raw = base64.urlsafe_b64decode(token.removeprefix("gAAAAA").encode())
-            payload, mac = raw.rsplit(b".", 1)
         except ValueError:
+            return None
+        # payload "." mac, the MAC 32 bytes long: split by length, since the MAC may hold a "." byte.
+        payload, dot, mac = raw[:-33], raw[-33:-32], raw[-32:]
+        if dot != b".":
             return None
         if not hmac.compare_digest(mac, hmac.new(self._secret, payload, hashlib.sha256).digest()):
             return None
