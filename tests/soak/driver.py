@@ -33,7 +33,6 @@ are sampled, so every sample sees the same amount of live conversation.
 
 from __future__ import annotations
 
-import base64
 import gc
 import json
 import os
@@ -95,6 +94,11 @@ TOOLS = (
 SYSTEM = SystemMessage("You are a careful agent. Use the tools.")
 MAX_MESSAGES = 24  # longer conversations are summarised before the next request
 ROOT = Path(__file__).resolve().parents[2]
+# Whether pruning one message may leave two assistant turns side by side. Off
+# for now: the Gemini adapters send them as two consecutive model turns, which
+# Gemini refuses when the second holds a function call
+# (tests/soak/test_findings.py); turn it on once they are merged.
+ADJACENT_ASSISTANT_TURNS = False
 SEAL_WINDOW = 64  # steps for which a seal is remembered after it left the conversation
 
 
@@ -218,23 +222,6 @@ def seals(message: AssistantMessage) -> list[str]:
                 elif isinstance(item, list):
                     stack.extend(item)
     return found
-
-
-def _misverified(raw: bytes) -> bool:
-    """Whether a Responses request carries encrypted content whose MAC holds a
-    ``.`` byte: the emulator cannot open such a token (it splits the token at
-    its last ``.``) and refuses it as unverifiable, though it is valid. See
-    ``tests/soak/test_emulator_seals.py``; this explains such a refusal instead
-    of failing the soak on it."""
-    for text in _strings(json.loads(raw)):
-        if text.startswith("gAAAAA"):
-            try:
-                opened = base64.urlsafe_b64decode(text.removeprefix("gAAAAA").encode())
-            except ValueError:
-                continue
-            if b"." in opened[-32:]:
-                return True
-    return False
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -412,6 +399,16 @@ class Soak:
             del messages[start:end]
             self.figures.edits["prune-exchange"] += 1
         else:
+            if not ADJACENT_ASSISTANT_TURNS:
+                middle = [
+                    i
+                    for i in middle
+                    if not (
+                        isinstance(messages[i - 1], AssistantMessage) and isinstance(messages[i + 1], AssistantMessage)
+                    )
+                ]
+                if not middle:
+                    return
             del messages[self.rng.choice(middle)]
             self.figures.edits["prune-message"] += 1
         self.conversation = self.conversation.with_messages(messages)
@@ -556,9 +553,7 @@ class Soak:
         if stale and provider in self.recoverable and rejected != 1:
             raise self._fail(step, f"{len(stale)} stale seals sent, recoveries {reply.recoveries!r}")
         if rejected and not stale:
-            if not (provider == "openai-responses" and _misverified(received[0][1])):
-                raise self._fail(step, f"a rejection though no stale seal was sent: {reply.recoveries!r}")
-            self.figures.faults["emulator-misverified-seal"] += 1
+            raise self._fail(step, f"a rejection though no stale seal was sent: {reply.recoveries!r}")
         if stale:
             self.figures.faults["stale-seal-sent"] += 1
         self.figures.retries += len(received) - 1 - rejected
