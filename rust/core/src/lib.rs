@@ -7,6 +7,8 @@
 //!
 //! No Python here: the `thinkseal-python` crate walks Python objects into these types.
 
+#![forbid(unsafe_code)]
+
 pub mod digest;
 pub mod encode;
 pub mod jcs;
