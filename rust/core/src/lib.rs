@@ -4,6 +4,7 @@
 //! - [`model`]: the hashed view of messages, tools and request context.
 //! - [`encode`]: the canonical, injective byte encoding of that model.
 //! - [`digest`]: versioned BLAKE3 digests and the per-prefix chain.
+//! - [`wire`]: the compact JSON of request bodies (Python `json.dumps` bytes).
 //!
 //! No Python here: the `thinkseal-python` crate walks Python objects into these types.
 
@@ -13,5 +14,6 @@ pub mod digest;
 pub mod encode;
 pub mod jcs;
 pub mod model;
+pub mod wire;
 
 pub use digest::{Digest, VERSION};

@@ -7,6 +7,7 @@
 mod errors;
 mod strings;
 mod walk;
+mod wire;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
@@ -36,6 +37,18 @@ fn canonical_json<'py>(
     guard(py, || {
         Ok(PyBytes::new(py, &walk::canonical_json(value, root)?))
     })
+}
+
+/// The compact wire JSON of a value: the bytes of `json.dumps(value,
+/// ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()`.
+#[pyfunction]
+#[pyo3(signature = (value, root = "$"))]
+fn wire_json<'py>(
+    py: Python<'py>,
+    value: &Bound<'py, PyAny>,
+    root: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
+    guard(py, || Ok(PyBytes::new(py, &wire::wire_json(value, root)?)))
 }
 
 /// The canonical encoding of one message (what its digest is taken over).
@@ -178,6 +191,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PREFIX_CONTEXT", digest::PREFIX_CONTEXT)?;
     m.add_function(wrap_pyfunction!(canonical_json, m)?)?;
     m.add_function(wrap_pyfunction!(encode_message, m)?)?;
+    m.add_function(wrap_pyfunction!(wire_json, m)?)?;
     m.add_function(wrap_pyfunction!(message_digest, m)?)?;
     m.add_function(wrap_pyfunction!(message_digests, m)?)?;
     m.add_function(wrap_pyfunction!(chain, m)?)?;
