@@ -77,7 +77,7 @@ def test_same_bytes_or_same_kind_of_error_as_the_stdlib(value: Any) -> None:
         '"\\/\b\f\n\r\t',
         "é東京🌧️",
         {"b": 1, "a": 2},  # key order as given
-        {1: "int", 2.5: "float", True: "bool", None: "none"},
+        {1: "int", 2.5: "float", False: "bool", None: "none"},
         FrozenDict(a=FrozenList([1, (2, 3)])),
         [],
         {},
@@ -113,7 +113,7 @@ def test_subclasses_are_written_as_their_base_type() -> None:
     ],
 )
 def test_values_the_wire_cannot_hold_name_their_path(value: Any, path: str) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="JSON compliant|surrogate"):
         stdlib(value)
     with pytest.raises(ValidationError) as err:
         _core.wire_json(value)
@@ -123,7 +123,7 @@ def test_values_the_wire_cannot_hold_name_their_path(value: Any, path: str) -> N
 def test_circular_values_are_refused() -> None:
     loop: list[Any] = []
     loop.append(loop)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="Circular"):
         stdlib(loop)
     with pytest.raises(ValidationError):
         _core.wire_json(loop)
