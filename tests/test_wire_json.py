@@ -113,7 +113,7 @@ def test_subclasses_are_written_as_their_base_type() -> None:
     ],
 )
 def test_values_the_wire_cannot_hold_name_their_path(value: Any, path: str) -> None:
-    with pytest.raises(ValueError, match="JSON compliant|surrogate"):
+    with pytest.raises(ValueError, match=r"JSON compliant|surrogate"):
         stdlib(value)
     with pytest.raises(ValidationError) as err:
         _core.wire_json(value)
