@@ -39,9 +39,9 @@ SCALARS = (
 KEYS = VALID_TEXT | ANY_TEXT | st.integers() | st.floats() | st.booleans() | st.none()
 VALUES = st.recursive(
     SCALARS,
-    lambda inner: st.lists(inner, max_size=4)
-    | st.lists(inner, max_size=4).map(tuple)
-    | st.dictionaries(KEYS, inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.lists(inner, max_size=4).map(tuple) | st.dictionaries(KEYS, inner, max_size=4)
+    ),
     max_leaves=20,
 )
 
