@@ -120,17 +120,22 @@ def cold_fingerprint(n: int = 2_100) -> dict[str, float]:
     """us per message, all-prefix chain of fresh non-ASCII messages."""
     msgs = [non_ascii(i) for i in range(n)]
     out: dict[str, float] = {}
-    for name, chain in (
-        ("python", python_chain),
-        ("thinkseal-1", lambda m: _core.chain(_core.CHAIN_START, b"".join(_core.message_digests(m, 1)))),
-        ("thinkseal-2", lambda m: _core.chain(_core.CHAIN_START, b"".join(_core.message_digests(m, 2)))),
-    ):
-        box: dict[str, Any] = {}
+    chains: dict[str, Callable[[list[Message]], bytes]] = {
+        "python": python_chain,
+        "thinkseal-1": lambda m: _core.chain(_core.CHAIN_START, b"".join(_core.message_digests(m, 1))),
+        "thinkseal-2": lambda m: _core.chain(_core.CHAIN_START, b"".join(_core.message_digests(m, 2))),
+    }
+    box: dict[str, Any] = {}
 
-        def run(chain: Callable[[list[Message]], bytes] = chain, box: dict[str, Any] = box) -> bytes:
+    def fresh() -> None:
+        box["m"] = fresh_copies(msgs)
+
+    for name, chain in chains.items():
+
+        def run(chain: Callable[[list[Message]], bytes] = chain) -> bytes:
             return chain(box["m"])
 
-        out[name] = best(run, 9, setup=lambda box=box: box.update(m=fresh_copies(msgs))) / n * 1e6
+        out[name] = best(run, 9, setup=fresh) / n * 1e6
     return out
 
 
