@@ -1,4 +1,5 @@
-"""`python -m thinkseal`, the main job: it decides the bundled example and says why."""
+"""`python -m thinkseal` (the `thinkseal` command; without a command, `thinkseal report`), the
+main job: it decides the bundled example and says why."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def test_a_file_that_is_not_utf8_fails_cleanly(tmp_path: Path) -> None:
     )
     done = run(str(bad))
     assert done.returncode == 2
-    assert done.stderr.startswith("thinkseal: $: not valid JSON")
+    assert done.stderr == f"thinkseal: {bad}: not UTF-8 text (byte 0xe9 at offset 76)\n"
     assert "Traceback" not in done.stderr
 
 

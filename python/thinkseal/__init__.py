@@ -12,7 +12,7 @@ from ._binding import FINGERPRINT_VERSION, Binding, Origin
 from ._blocks import ThinkingBlock
 from ._content import CacheBreakpoint, ContentPart, Document, Image, Native
 from ._conversation import Conversation
-from ._errors import ProviderError, ReplayError, ResponseError, ThinksealError, ValidationError
+from ._errors import ConflictError, ProviderError, ReplayError, ResponseError, ThinksealError, ValidationError
 from ._messages import (
     AssistantMessage,
     Message,
@@ -40,6 +40,7 @@ __all__ = [
     "Binding",
     "CacheBreakpoint",
     "Client",
+    "ConflictError",
     "ContentPart",
     "Conversation",
     "Delta",

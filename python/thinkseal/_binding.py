@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import quote, unquote
 
 from . import _core
 from ._errors import ValidationError
@@ -39,8 +38,25 @@ _HEX64 = "[0-9a-f]{64}"
 _BINDING_RE = re.compile(rf"thinkseal-binding/([0-9]{{1,9}});([^;]*);([^;]*);([^;]*);({_HEX64});({_HEX64})")
 
 
+# What percent-encoding leaves as it is: most provider ids and model names are
+# only this, and need no urllib (which costs milliseconds of ``import thinkseal``).
+_PLAIN = re.compile(r"[A-Za-z0-9\-._~:@/+]*")
+
+
 def _field(text: str) -> str:
+    if _PLAIN.fullmatch(text):
+        return text
+    from urllib.parse import quote  # noqa: PLC0415
+
     return quote(text, safe="-._~:@/+")
+
+
+def _unfield(text: str) -> str:
+    if "%" not in text:
+        return text
+    from urllib.parse import unquote  # noqa: PLC0415
+
+    return unquote(text)
 
 
 class Binding(Value):
@@ -87,7 +103,7 @@ class Binding(Value):
         version, provider, model, account, prefix, turn = match.groups()
         if account and not account.startswith("="):
             raise ValidationError(f"Binding: malformed account field in {text!r:.80}", path="Binding")
-        origin = Origin(unquote(provider), unquote(model), unquote(account[1:]) if account else None)
+        origin = Origin(_unfield(provider), _unfield(model), _unfield(account[1:]) if account else None)
         return cls(origin, int(version), bytes.fromhex(prefix), bytes.fromhex(turn))
 
     def __reduce__(self) -> tuple[Any, ...]:

@@ -16,7 +16,6 @@ fingerprints exactly like that string.
 
 from __future__ import annotations
 
-import json
 from typing import Any, ClassVar, Final, TypeAlias
 
 from ._errors import ValidationError
@@ -154,6 +153,8 @@ class Native(Value):
 
     def __init__(self, provider: str, data: str, text: str | None = None) -> None:
         data = check_str(data, "Native.data", blank_ok=False)
+        import json  # noqa: PLC0415 - not on import thinkseal's path
+
         try:
             value = json.loads(data, parse_constant=_refuse_constant)
         except (ValueError, RecursionError) as err:
@@ -169,6 +170,8 @@ class Native(Value):
     @classmethod
     def of(cls, provider: str, block: Any, text: str | None = None) -> Native:
         """A native block from a decoded JSON object, written as compact JSON."""
+        import json  # noqa: PLC0415 - not on import thinkseal's path
+
         try:
             data = json.dumps(block, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         except (TypeError, ValueError, RecursionError) as err:
@@ -178,6 +181,8 @@ class Native(Value):
     @property
     def value(self) -> dict[str, Any]:
         """The block, decoded (a new dict each time)."""
+        import json  # noqa: PLC0415 - not on import thinkseal's path
+
         decoded: dict[str, Any] = json.loads(self.data)
         return decoded
 

@@ -3,7 +3,6 @@ replay caches that make a request after k new messages cost O(k) hashing."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, overload
 
@@ -325,6 +324,8 @@ class Conversation(Frozen):
             "tools": [tool_to_dict(t) for t in self.tools],
             "response_format": self.response_format,
         }
+        import json  # noqa: PLC0415 - not on import thinkseal's path
+
         return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
@@ -335,6 +336,8 @@ class Conversation(Frozen):
         if not isinstance(text, (str, bytes, bytearray)):
             raise ValidationError(f"$: expected JSON text, got {type(text).__name__}", path="$")
         try:
+            import json  # noqa: PLC0415 - not on import thinkseal's path
+
             document = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
         except ThinksealError:
             raise

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ProviderError", "ReplayError", "ResponseError", "ThinksealError", "ValidationError"]
+__all__ = ["ConflictError", "ProviderError", "ReplayError", "ResponseError", "ThinksealError", "ValidationError"]
 
 
 class ThinksealError(Exception):
@@ -72,3 +72,24 @@ class ProviderError(ThinksealError):
         self.type = type
         self.request_id = request_id
         self.retry_after = retry_after
+
+
+class ConflictError(ThinksealError):
+    """A conditional write to a conversation store (``thinkseal.store``) that
+    another writer got to first: the session no longer has the length the caller
+    loaded (``append``/``save`` with ``expected_length``), a conversation does
+    not extend the stored one (``save``), or ``create`` named an existing session.
+
+    ``session_id`` names the session, ``expected_length`` the length the caller
+    gave (None for ``create``), ``actual_length`` the stored length. Reload the
+    new turns (``store.refresh``) and retry. The message never holds message
+    content.
+    """
+
+    def __init__(
+        self, message: str, *, session_id: str, expected_length: int | None, actual_length: int | None
+    ) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.expected_length = expected_length
+        self.actual_length = actual_length

@@ -205,7 +205,10 @@ class ReplayStore:
 
     It also keeps one opaque slot per key for what other layers derive from the
     same history (the adapters' wire caches, ``providers/_wire.py``); a slot
-    belongs to one message log and is made anew for another.
+    belongs to one message log and is made anew for another. A branch of
+    history (``fork``) keeps what of a slot still holds for it: a slot value
+    with a ``fork(length)`` method gives what it derived from the branch's
+    shared first ``length`` messages alone; other slot values are made anew.
     """
 
     __slots__ = ("_lock", "_slots", "chain", "codes", "context", "log", "origin", "turns")
@@ -239,12 +242,19 @@ class ReplayStore:
         return CHAIN_START if index == 0 else bytes(self.chain[32 * (index - 1) : 32 * index])
 
     def fork(self, length: int, log: object) -> ReplayStore:
-        """A private copy of the first ``length`` entries (a branch of history)."""
+        """A private copy of the first ``length`` entries (a branch of history),
+        with the forkable slots of this store's log carried over."""
         copy = ReplayStore(self.origin, self.context)
         copy.chain[:] = self.chain[: 32 * length]
         copy.codes[:] = self.codes[:length]
         copy.turns = self.turns[: bisect_left(self.turns, length)]
         copy.log = log
+        with self._lock:
+            slots = list(self._slots.items())
+        for key, (owner, value) in slots:
+            fork = getattr(value, "fork", None)
+            if owner is self.log and fork is not None:
+                copy._slots[key] = (log, fork(length))
         return copy
 
     def extend(self, length: int, log: object, walked: Walk) -> ReplayStore:

@@ -200,11 +200,13 @@ def test_bedrock_is_signed_with_sigv4_over_the_exact_body() -> None:
     client = thinkseal.Client("bedrock", credentials=AwsCredentials("AKIDEXAMPLE", "secret"), region="us-east-1")
     exchange = client._exchange
     req = thinkseal.provider("bedrock").prepare(Conversation([UserMessage("hi")]), model="m")
-    headers = exchange.request_headers(req, exchange.url(req), req.content)
+    headers = exchange.request_headers(req, exchange.url(req))
     assert headers["authorization"].startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
     assert "/us-east-1/bedrock/aws4_request" in headers["authorization"]
-    other = exchange.request_headers(req, exchange.url(req), req.content + b" ")
-    assert other["authorization"] != headers["authorization"]  # the signature covers the body
+    assert exchange.content(req) == req.content  # the signed bytes are the ones sent
+    other_req = thinkseal.provider("bedrock").prepare(Conversation([UserMessage("hi!")]), model="m")
+    other = exchange.request_headers(other_req, exchange.url(other_req))
+    assert other["authorization"].split("Signature=")[1] != headers["authorization"].split("Signature=")[1]
 
 
 def test_vertex_uses_google_auth_credentials() -> None:
@@ -221,7 +223,7 @@ def _prepared(provider: str, **options: object) -> thinkseal.PreparedRequest:
 def _headers(client: thinkseal.Client, provider: str, **options: object) -> dict[str, str]:
     req = _prepared(provider, **options)
     exchange = client._exchange
-    return exchange.request_headers(req, exchange.url(req), req.content)
+    return exchange.request_headers(req, exchange.url(req))
 
 
 def _url(client: thinkseal.Client, provider: str, **options: object) -> str:

@@ -21,7 +21,6 @@ from .strategies import (
     json_value,
     pydantic_ai_conversations,
     responses_conversations,
-    word,
 )
 
 
@@ -131,7 +130,7 @@ shapes = st.recursive(
                     "image_url",
                     "url",
                     "media_type",
-                    word.example(),
+                    "x",
                 ]
             ),
             inner,

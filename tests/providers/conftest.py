@@ -5,8 +5,6 @@ talks to it (no retries, test credentials)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Protocol, TypeVar, runtime_checkable
 
 import anthropic
 import boto3  # type: ignore[import-untyped]
@@ -15,47 +13,12 @@ import ollama
 import pytest
 from mistralai.client import Mistral
 
-from .emulators.anthropic import AnthropicEmulator
-from .emulators.bedrock import BedrockEmulator
-from .emulators.mistral import MistralEmulator
-from .emulators.ollama import OllamaEmulator
-
-
-@runtime_checkable
-class _Stoppable(Protocol):
-    """The Anthropic and Bedrock emulators (and ``ChatEmulator``)."""
-
-    def start(self) -> object: ...
-    def stop(self) -> None: ...
-
-
-@runtime_checkable
-class _Closable(Protocol):
-    """The scripted emulators (Mistral, Ollama)."""
-
-    def start(self) -> object: ...
-    def close(self) -> None: ...
-
-
-Server = TypeVar("Server", bound=_Stoppable | _Closable)
-
-
-@contextmanager
-def running(server: Server) -> Iterator[Server]:
-    """``server`` started for the ``with`` block and stopped after it."""
-    server.start()
-    try:
-        yield server
-    finally:
-        if isinstance(server, _Stoppable):
-            server.stop()
-        else:
-            server.close()
+from thinkseal.testing import AnthropicEmulator, BedrockEmulator, MistralEmulator, OllamaEmulator
 
 
 @pytest.fixture
 def anthropic_emulator() -> Iterator[AnthropicEmulator]:
-    with running(AnthropicEmulator()) as server:
+    with AnthropicEmulator() as server:
         yield server
 
 
@@ -66,7 +29,7 @@ def anthropic_client(anthropic_emulator: AnthropicEmulator) -> anthropic.Anthrop
 
 @pytest.fixture
 def bedrock_emulator() -> Iterator[BedrockEmulator]:
-    with running(BedrockEmulator()) as server:
+    with BedrockEmulator() as server:
         yield server
 
 
@@ -84,22 +47,22 @@ def bedrock_client(bedrock_emulator: BedrockEmulator) -> botocore.client.BaseCli
 
 @pytest.fixture
 def mistral_emulator() -> Iterator[MistralEmulator]:
-    with running(MistralEmulator()) as server:
+    with MistralEmulator() as server:
         yield server
 
 
 @pytest.fixture
 def mistral_client(mistral_emulator: MistralEmulator) -> Mistral:
-    return Mistral(api_key="test-key", server_url=mistral_emulator.url)
+    return Mistral(api_key="test-key", server_url=mistral_emulator.base_url)
 
 
 @pytest.fixture
 def ollama_emulator() -> Iterator[OllamaEmulator]:
     # llama3.2 cannot think: test_ollama checks that thinking with it is refused.
-    with running(OllamaEmulator(non_thinking_models=("llama3.2",))) as server:
+    with OllamaEmulator(non_thinking_models=("llama3.2",)) as server:
         yield server
 
 
 @pytest.fixture
 def ollama_client(ollama_emulator: OllamaEmulator) -> ollama.Client:
-    return ollama.Client(host=ollama_emulator.url)
+    return ollama.Client(host=ollama_emulator.base_url)

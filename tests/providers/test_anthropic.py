@@ -1,6 +1,6 @@
 """The ``anthropic`` adapter, driven through the official ``anthropic`` SDK
 against a local Messages API emulator that enforces Claude's thinking rules
-(tests/providers/emulators/anthropic.py)."""
+(python/thinkseal/testing/anthropic.py)."""
 
 from __future__ import annotations
 
@@ -44,8 +44,7 @@ from thinkseal import (
     ValidationError,
 )
 from thinkseal.testing import respond
-
-from .emulators.anthropic import (
+from thinkseal.testing.anthropic import (
     BINDING_BETA,
     BOUND_ELSEWHERE,
     CANNOT_MODIFY,
@@ -158,7 +157,7 @@ def send(client: anthropic.Anthropic, emulator: AnthropicEmulator, req: Any, *, 
     """Send through the SDK; the emulator must receive the body unchanged and accept it."""
     check_request(req, beta=beta)
     message = client.messages.create(**req.body, extra_headers=req.headers)
-    assert emulator.requests[-1] == json.loads(req.content)
+    assert emulator.requests[-1].body == json.loads(req.content)
     assert isinstance(message, SdkMessage)
     return typing.cast(AssistantMessage, req.receive(message.model_dump()))
 

@@ -2,7 +2,7 @@
 against the Converse / ConverseStream input shapes, recorded fixtures parsed
 (as HTTP JSON and through botocore's own response parser), and tool loops
 driven with boto3 against a local Converse emulator that runs Claude's rules
-(tests/providers/emulators/bedrock.py)."""
+(python/thinkseal/testing/bedrock.py)."""
 
 from __future__ import annotations
 
@@ -41,8 +41,7 @@ from thinkseal import (
 )
 from thinkseal.providers.bedrock import boto3_params
 from thinkseal.testing import respond
-
-from .emulators.anthropic import (
+from thinkseal.testing.anthropic import (
     BINDING_BETA,
     BOUND_ELSEWHERE,
     CANNOT_MODIFY,
@@ -55,7 +54,7 @@ from .emulators.anthropic import (
     Say,
     Think,
 )
-from .emulators.bedrock import MODEL_ERRORS, NULL_TEXT, TOOL_CONFIG, BedrockEmulator
+from thinkseal.testing.bedrock import MODEL_ERRORS, NULL_TEXT, TOOL_CONFIG, BedrockEmulator
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bedrock"
 MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
@@ -136,7 +135,10 @@ def send(client: Any, emulator: BedrockEmulator, req: thinkseal.PreparedRequest)
     """boto3 ``converse``; the emulator must receive exactly the JSON body and accept it."""
     check_request(req)
     response = client.converse(modelId=model_of(req), **for_boto3(req.body))
-    assert emulator.requests[-1] == (model_of(req), json.loads(req.content))
+    assert (unquote(emulator.requests[-1].path.split("/")[2]), emulator.requests[-1].body) == (
+        model_of(req),
+        json.loads(req.content),
+    )
     return req.receive(response)
 
 

@@ -14,7 +14,7 @@ import thinkseal
 from thinkseal import AssistantMessage, Conversation, UserMessage
 from thinkseal.providers import PROVIDER_IDS
 
-from .emulators import EMULATORS
+from .sealed import OPTIONS
 
 
 def message_key(body: dict[str, Any]) -> str:
@@ -28,7 +28,7 @@ def messages_of(body: dict[str, Any]) -> list[Any]:
 @pytest.mark.parametrize("provider_id", PROVIDER_IDS)
 def test_body_cannot_be_changed_and_later_bodies_stay_clean(provider_id: str) -> None:
     adapter = thinkseal.provider(provider_id)
-    options = EMULATORS[provider_id].options
+    options = OPTIONS[provider_id]
     conv = Conversation([UserMessage("first")]).append(AssistantMessage("answer"), UserMessage("second"))
     req = adapter.prepare(conv, model="m", **options)
     first = messages_of(req.body)[0]
@@ -46,9 +46,7 @@ def test_body_cannot_be_changed_and_later_bodies_stay_clean(provider_id: str) ->
 
 @pytest.mark.parametrize("provider_id", PROVIDER_IDS)
 def test_a_copy_of_the_body_is_a_plain_dict_to_change(provider_id: str) -> None:
-    req = thinkseal.provider(provider_id).prepare(
-        Conversation([UserMessage("hi")]), model="m", **EMULATORS[provider_id].options
-    )
+    req = thinkseal.provider(provider_id).prepare(Conversation([UserMessage("hi")]), model="m", **OPTIONS[provider_id])
     mine = copy.deepcopy(req.body)
     assert type(mine) is dict
     assert mine == req.body

@@ -31,8 +31,9 @@ from thinkseal import (
 )
 from thinkseal.providers import PROVIDER_IDS, _wire
 from thinkseal.providers._chat import ChatProvider
+from thinkseal.testing.chat import EXTENSIONS, ChatEmulator, Turn, sdk_request_errors
 
-from .emulators.chat import EXTENSIONS, ChatEmulator, Turn, check_request, sdk_create, sdk_request_errors
+from .support import check_request, sdk_create
 
 # The chat-completions providers: every registered adapter built on ChatProvider.
 PROVIDERS = tuple(p for p in PROVIDER_IDS if isinstance(thinkseal.provider(p), ChatProvider))

@@ -39,12 +39,13 @@ from thinkseal import (
     ValidationError,
 )
 from thinkseal.testing import respond
+from thinkseal.testing.chat import BASE_PATHS, ChatEmulator, Turn, sdk_request_errors
+from thinkseal.testing.mistral import MistralEmulator
+from thinkseal.testing.mistral import Reply as MistralReply
+from thinkseal.testing.ollama import OllamaEmulator
+from thinkseal.testing.ollama import Reply as OllamaReply
 
-from .emulators.chat import BASE_PATHS, ChatEmulator, Turn, check_request, sdk_create, sdk_request_errors
-from .emulators.mistral import MistralEmulator
-from .emulators.mistral import Reply as MistralReply
-from .emulators.ollama import OllamaEmulator, assert_recognised
-from .emulators.ollama import Reply as OllamaReply
+from .support import assert_recognised, check_request, sdk_create
 
 CHAT = ("openrouter", "deepseek", "zai")
 PROVIDERS = (*CHAT, "mistral", "ollama")
@@ -71,12 +72,12 @@ def send(provider_id: str, req: PreparedRequest) -> AssistantMessage:
         model = ChatCompletionStreamRequest if req.body.get("stream") else ChatCompletionRequest
         assert_recognised(req.body, model.model_validate(req.body).model_dump(by_alias=True, mode="json"))
         server = MistralEmulator()
-        server.queue(MistralReply(content="ok"))
+        server.queue(MistralReply(content="Done."))
         server.start()
         try:
-            return req.receive(Mistral(api_key="k", server_url=server.url).chat.complete(**req.body).model_dump())
+            return req.receive(Mistral(api_key="k", server_url=server.base_url).chat.complete(**req.body).model_dump())
         finally:
-            server.close()
+            server.stop()
     parsed = ChatRequest.model_validate({k: v for k, v in req.body.items() if k != "messages"})
     assert_recognised({k: v for k, v in req.body.items() if k != "messages"}, parsed.model_dump(exclude_none=True))
     # The SDK's own conversion of messages (images become its Image model).
@@ -84,12 +85,12 @@ def send(provider_id: str, req: PreparedRequest) -> AssistantMessage:
     for sent, message in zip(req.body["messages"], copied, strict=True):
         assert_recognised(sent, message.model_dump(exclude_none=True))
     server = OllamaEmulator()
-    server.queue(OllamaReply(content="ok"))
+    server.queue(OllamaReply(content="Done."))
     server.start()
     try:
-        return req.receive(ollama.Client(host=server.url).chat(**req.body).model_dump())
+        return req.receive(ollama.Client(host=server.base_url).chat(**req.body).model_dump())
     finally:
-        server.close()
+        server.stop()
 
 
 def own(provider_id: str, block: dict[str, Any]) -> Native:
@@ -175,7 +176,7 @@ def test_openrouter_sends_the_whole_real_conversation() -> None:
         "content": [{"type": "text", "text": "Summarise both.", "cache_control": {"type": "ephemeral"}}],
     }
     assert body["tools"][0]["cache_control"] == {"type": "ephemeral"}
-    assert send("openrouter", req).content == "ok"
+    assert send("openrouter", req).content == "Done."
 
 
 @pytest.mark.parametrize(
@@ -221,7 +222,7 @@ def accepted_conversation(provider_id: str) -> Conversation:
 @pytest.mark.parametrize("provider_id", IGNORING_BREAKPOINTS)
 def test_what_each_provider_takes_goes_through_its_sdk_types_and_emulator(provider_id: str) -> None:
     req = prepare(provider_id, accepted_conversation(provider_id))
-    assert send(provider_id, req).content == "ok"
+    assert send(provider_id, req).content == "Done."
     user, tool = req.body["messages"][1], req.body["messages"][3]
     if provider_id in ("deepseek", "zai"):
         assert user["content"][1] == {"type": "image_url", "image_url": {"url": PNG_URL}}
@@ -508,7 +509,7 @@ def test_openrouter_annotations_stream_like_the_whole_reply() -> None:
         assert whole.parts[-1] == own("openrouter", URL_CITATION)
         # The annotated turn goes back to the emulator, which takes it.
         conv = start.append(whole, UserMessage("More?"))
-        assert send("openrouter", prepare("openrouter", conv)).content == "ok"
+        assert send("openrouter", prepare("openrouter", conv)).content == "Done."
 
 
 @pytest.mark.parametrize("provider_id", CHAT)
@@ -637,9 +638,9 @@ def test_ollama_emulator_refuses_images_that_are_not_base64() -> None:
     server.start()
     try:
         body = {"model": "m", "stream": False, "messages": [{"role": "user", "content": "?", "images": ["a:b"]}]}
-        response = httpx.post(server.url + "/api/chat", json=body)
+        response = httpx.post(server.base_url + "/api/chat", json=body)
     finally:
-        server.close()
+        server.stop()
     assert response.status_code == 400
     assert response.json() == {"error": "illegal base64 data at input byte 1"}
 

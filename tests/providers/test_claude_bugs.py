@@ -47,10 +47,10 @@ from thinkseal import (
     UserMessage,
 )
 from thinkseal.testing import respond
+from thinkseal.testing.anthropic import BLANK_TEXT, LEADING_THINKING, AnthropicEmulator, Call, Say, Think
+from thinkseal.testing.bedrock import BLANK_TEXT as BEDROCK_BLANK
+from thinkseal.testing.bedrock import MODEL_ERRORS, BedrockEmulator
 
-from .emulators.anthropic import BLANK_TEXT, LEADING_THINKING, AnthropicEmulator, Call, Say, Think
-from .emulators.bedrock import BLANK_TEXT as BEDROCK_BLANK
-from .emulators.bedrock import MODEL_ERRORS, BedrockEmulator
 from .test_anthropic import check_request as check_anthropic
 from .test_bedrock import check_request as check_bedrock
 from .test_bedrock import for_boto3, model_of

@@ -15,6 +15,7 @@ import copy
 import hashlib
 import json
 from typing import Any
+from urllib.parse import unquote
 
 import anthropic
 import pytest
@@ -34,9 +35,9 @@ from thinkseal import (
     UserMessage,
     ValidationError,
 )
+from thinkseal.testing.anthropic import AnthropicEmulator, Call, Say, Think
+from thinkseal.testing.bedrock import BedrockEmulator
 
-from .emulators.anthropic import AnthropicEmulator, Call, Say, Think
-from .emulators.bedrock import BedrockEmulator
 from .test_anthropic import check_request as check_anthropic
 from .test_bedrock import check_request as check_bedrock
 from .test_bedrock import for_boto3, model_of
@@ -66,14 +67,17 @@ B = thinkseal.provider("bedrock")
 def a_send(client: anthropic.Anthropic, emulator: AnthropicEmulator, req: Any) -> AssistantMessage:
     check_anthropic(req)
     message = client.messages.create(**req.body, extra_headers=req.headers)
-    assert emulator.requests[-1] == json.loads(req.content)
+    assert emulator.requests[-1].body == json.loads(req.content)
     return req.receive(message.model_dump())
 
 
 def b_send(client: Any, emulator: BedrockEmulator, req: Any) -> AssistantMessage:
     check_bedrock(req)
     response = client.converse(modelId=model_of(req), **for_boto3(req.body))
-    assert emulator.requests[-1] == (model_of(req), json.loads(req.content))
+    assert (unquote(emulator.requests[-1].path.split("/")[2]), emulator.requests[-1].body) == (
+        model_of(req),
+        json.loads(req.content),
+    )
     return req.receive(response)
 
 

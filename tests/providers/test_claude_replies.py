@@ -41,8 +41,8 @@ from thinkseal import (
     ToolCallDelta,
     UserMessage,
 )
+from thinkseal.testing.anthropic import AnthropicEmulator, Raw, Say
 
-from .emulators.anthropic import AnthropicEmulator, Raw, Say
 from .test_anthropic import check_request as check_anthropic
 from .test_bedrock import botocore_parse
 from .test_bedrock import check_request as check_bedrock

@@ -1,5 +1,5 @@
 """Properties across every registered adapter (``PROVIDER_IDS``), each with
-its emulator (``emulators.EMULATORS``).
+its emulator (``thinkseal.testing.emulate``).
 
 0. Registry: every provider id has its adapter and its emulator, and a plain
    request goes through that emulator and its reply back.
@@ -38,9 +38,9 @@ from thinkseal import (
     UserMessage,
 )
 from thinkseal.providers import PROVIDER_IDS
-from thinkseal.testing import respond
+from thinkseal.testing import EMULATOR_IDS, emulate, respond
 
-from .emulators import EMULATORS
+from .sealed import OPTIONS, SEALED
 
 MODELS = ("model-a", "model-b")
 TOOL = Tool("lookup", "Look something up", {"type": "object", "properties": {"q": {"type": "string"}}})
@@ -63,7 +63,7 @@ class History:
 
 def test_every_provider_has_its_adapter_and_its_emulator() -> None:
     assert len(set(PROVIDER_IDS)) == len(PROVIDER_IDS)
-    assert set(EMULATORS) == set(PROVIDER_IDS)
+    assert set(EMULATOR_IDS) == set(PROVIDER_IDS) == set(SEALED) == set(OPTIONS)
     for provider_id in PROVIDER_IDS:
         assert thinkseal.provider(provider_id).id == provider_id
 
@@ -79,13 +79,12 @@ def post(url: str, content: bytes, headers: dict[str, str]) -> tuple[int, Any]:
 
 @pytest.mark.parametrize("provider_id", PROVIDER_IDS)
 def test_a_request_goes_through_its_emulator(provider_id: str) -> None:
-    emulated = EMULATORS[provider_id]
     conv = Conversation([UserMessage("start")], [TOOL])
-    req = thinkseal.provider(provider_id).prepare(conv, model=MODELS[0], **emulated.options)
+    req = thinkseal.provider(provider_id).prepare(conv, model=MODELS[0], **OPTIONS[provider_id])
     # What a client adds to the prepared headers: its credentials.
     headers = {"content-type": "application/json", **req.headers, "authorization": "Bearer test-key"}
-    with emulated.serve() as base_url:
-        status, response = post(base_url + req.path, req.content, headers)
+    with emulate(provider_id, require_auth=False) as emu:
+        status, response = post(emu.base_url + req.path, req.content, headers)
     assert status == 200, response
     assert req.receive(response).content
 
@@ -106,7 +105,7 @@ def play(script: list[tuple[Any, ...]]) -> History:
     for k, step in enumerate(script):
         if step[0] == "reply":
             _, provider, model, with_call = step
-            blocks, secrets = EMULATORS[provider].sealed(k)
+            blocks, secrets = SEALED[provider](k)
             calls = [ToolCall(f"call{k:05d}x", "lookup", {"q": str(k)})] if with_call else []
             origin = Origin(provider, model)
             reply = AssistantMessage(None if with_call else f"answer {k}", calls, blocks)
@@ -130,7 +129,7 @@ def play(script: list[tuple[Any, ...]]) -> History:
 @given(steps, st.sampled_from(PROVIDER_IDS), st.sampled_from(MODELS))
 def test_no_body_carries_secrets_it_must_not(script: list[tuple[Any, ...]], target: str, model: str) -> None:
     h = play(script)
-    req = thinkseal.provider(target).prepare(h.conv, model=model, **EMULATORS[target].options)
+    req = thinkseal.provider(target).prepare(h.conv, model=model, **OPTIONS[target])
     kept = {entry.index for entry in req.report if entry.kept}
     wire = req.content.decode()
     for token in h.tokens:
@@ -151,7 +150,7 @@ def test_no_body_carries_secrets_it_must_not(script: list[tuple[Any, ...]], targ
 def test_cached_wire_form_equals_a_fresh_build(script: list[tuple[Any, ...]], target: str) -> None:
     h = play(script)
     adapter = thinkseal.provider(target)
-    options = EMULATORS[target].options
+    options = OPTIONS[target]
     line = [Conversation([h.conv[0]], h.conv.tools)]
     for message in h.conv.messages[1:]:
         line.append(line[-1].append(message))  # each shares its storage and caches with the next

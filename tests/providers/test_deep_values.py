@@ -14,7 +14,7 @@ import thinkseal
 from thinkseal import Conversation, ResponseError, UserMessage
 from thinkseal.providers import PROVIDER_IDS
 
-from .emulators import EMULATORS
+from .sealed import OPTIONS
 
 
 def nested(depth: int, kind: str) -> Any:
@@ -37,9 +37,7 @@ def bodies(deep: Any) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("kind", ["object", "array"])
 @pytest.mark.parametrize("provider_id", PROVIDER_IDS)
 def test_deep_values_give_response_errors(provider_id: str, kind: str) -> None:
-    req = thinkseal.provider(provider_id).prepare(
-        Conversation([UserMessage("hi")]), model="m", **EMULATORS[provider_id].options
-    )
+    req = thinkseal.provider(provider_id).prepare(Conversation([UserMessage("hi")]), model="m", **OPTIONS[provider_id])
     for body in bodies(nested(1000, kind)):
         for read in (req.receive, lambda event: req.stream().feed(event)):
             # A ResponseError is the expected outcome for an error body; any

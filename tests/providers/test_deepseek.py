@@ -27,8 +27,9 @@ from thinkseal import (
     ValidationError,
 )
 from thinkseal.testing import respond
+from thinkseal.testing.chat import DEEPSEEK_MISSING_REASONING, ChatEmulator, Turn
 
-from .emulators.chat import DEEPSEEK_MISSING_REASONING, ChatEmulator, Turn, check_request, fixture, sdk_create
+from .support import check_request, fixture, sdk_create
 
 MODEL = "deepseek-v4-pro"
 WEATHER = Tool(

@@ -54,8 +54,7 @@ from thinkseal import (
 )
 from thinkseal.providers.gemini import generated_call_id
 from thinkseal.testing import respond
-
-from .emulators.gemini import (
+from thinkseal.testing.gemini import (
     CORRUPTED,
     MISSING,
     PAIRING,
@@ -64,8 +63,9 @@ from .emulators.gemini import (
     GeminiEmulator,
     sse_events,
 )
-from .emulators.gemini import Reply as Scripted
-from .emulators.ollama import assert_recognised
+from thinkseal.testing.gemini import Reply as Scripted
+
+from .support import assert_recognised
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gemini"
 MODEL = "gemini-3-pro-preview"
@@ -200,7 +200,7 @@ def emulator() -> Iterator[GeminiEmulator]:
     try:
         yield server
     finally:
-        server.close()
+        server.stop()
 
 
 @dataclass
@@ -215,7 +215,7 @@ class Client:
         self, conv: Conversation, model: str = MODEL, stream: bool = False, **options: Any
     ) -> tuple[PreparedRequest, Reply]:
         req = prepare(self.service, conv, model, account=self.key, stream=stream, **options)
-        status, payload = post(self.emulator.url, req, self.service.credentials(self.key))
+        status, payload = post(self.emulator.base_url, req, self.service.credentials(self.key))
         assert status == 200, payload
         if not stream:
             return req, req.parse(payload)
@@ -229,7 +229,7 @@ class Client:
         content = json.dumps(req.body if body is None else body).encode()
         path = req.path if model is None else req.path.replace(MODEL, model)
         request = urllib.request.Request(
-            self.emulator.url + path,
+            self.emulator.base_url + path,
             data=content,
             headers={**req.headers, **self.service.credentials(self.key)},
             method="POST",
@@ -396,7 +396,7 @@ def test_stream_deltas_and_partial(emulator: GeminiEmulator, service: Service) -
     )
     client = Client(emulator, service)
     req = prepare(service, start(), stream=True, generationConfig=THINKING)
-    status, events = post(emulator.url, req, service.credentials("key-A"))
+    status, events = post(emulator.base_url, req, service.credentials("key-A"))
     assert status == 200
     acc = req.stream()
     deltas = [d for e in events for d in acc.feed(e)]
@@ -408,7 +408,7 @@ def test_stream_deltas_and_partial(emulator: GeminiEmulator, service: Service) -
     # Cut before its finishReason: finish raises, partial holds the text and calls, unsealed.
     emulator.queue(Scripted(thought="Hmm.", text="Half an answer", cut=True))
     req = prepare(service, start(), stream=True, generationConfig=THINKING)
-    _, events = post(emulator.url, req, service.credentials("key-A"))
+    _, events = post(emulator.base_url, req, service.credentials("key-A"))
     acc = req.stream()
     for event in events:
         acc.feed(event)
@@ -560,7 +560,7 @@ def test_a_model_switch_unseals_and_the_current_loop_gets_the_dummy(emulator: Ge
         "role": "model",
         "parts": [{"functionCall": {"name": "check_flight", "args": {"flight": "AA100"}}, "thoughtSignature": DUMMY}],
     }
-    emulator.replies.clear()
+    emulator.clear_script()
     emulator.queue(Scripted(text="Booked."))
     assert client.send(conv, model=OTHER_MODEL)[1].message.content == "Booked."
     # The naive client: the real signature to another model is refused, and none at all too.
@@ -1007,7 +1007,7 @@ def test_the_sdk_sends_thinkseals_contents_through_the_emulator(emulator: Gemini
     req = prepare(GEMINI, conv)
     client = genai.Client(
         api_key="key-A",
-        http_options=types.HttpOptions(base_url=emulator.url, api_version="v1beta", retry_options=None),
+        http_options=types.HttpOptions(base_url=emulator.base_url, api_version="v1beta", retry_options=None),
     )
     emulator.queue(Scripted(text="Via the SDK."))
     response = client.models.generate_content(
@@ -1020,7 +1020,7 @@ def test_the_sdk_sends_thinkseals_contents_through_the_emulator(emulator: Gemini
     )
     assert req.receive(response.model_dump()).content == "Via the SDK."
     # The signatures arrived intact (as bytes), on the same parts.
-    sent = emulator.requests[-1]["contents"]
+    sent = emulator.requests[-1].body["contents"]
     assert [[("thoughtSignature" in p) for p in c["parts"]] for c in sent] == [
         [("thoughtSignature" in p) for p in c["parts"]] for c in req.body["contents"]
     ]

@@ -42,9 +42,9 @@ from thinkseal import (
 )
 from thinkseal.providers.mistral import wire_call_id
 from thinkseal.testing import respond
+from thinkseal.testing.mistral import MistralEmulator, Reply
 
-from .emulators.mistral import MistralEmulator, Reply
-from .emulators.ollama import assert_recognised
+from .support import assert_recognised
 
 FIXTURES = Path(__file__).parent / "fixtures" / "mistral"
 MODEL = "mistral-medium-3-5"
@@ -235,7 +235,7 @@ def test_signed_loop_through_the_sdk(mistral_emulator: MistralEmulator, mistral_
     req = prepare(conv, reasoning_effort="high")
     assert [e.reason for e in req.report] == ["kept", "kept"]
     assert complete(mistral_client, req) == AssistantMessage("You're welcome.")
-    sent = mistral_emulator.requests[-1]["messages"]
+    sent = mistral_emulator.requests[-1].body["messages"]
     assert [c.get("signature") is not None for m in sent if m["role"] == "assistant" for c in m["content"]] == [
         True,
         True,
@@ -263,7 +263,7 @@ def test_raw_bytes_are_accepted(mistral_emulator: MistralEmulator) -> None:
     mistral_emulator.queue(Reply(thinking="t", content="ok", signed=True))
     req = prepare(start())
     headers = {**req.headers, "authorization": "Bearer test-key"}
-    response = httpx.post(mistral_emulator.url + req.path, content=req.content, headers=headers)
+    response = httpx.post(mistral_emulator.base_url + req.path, content=req.content, headers=headers)
     assert response.status_code == 200
     assert req.receive(response.json()).content == "ok"
 
@@ -714,8 +714,13 @@ def test_every_documented_reasoning_effort_is_accepted(
     for effort in ("none", "minimal", "low", "medium", "high", "xhigh", "max"):
         mistral_emulator.queue(Reply(content="ok"))
         complete(mistral_client, prepare(start(), reasoning_effort=effort))
-    with pytest.raises(SDKError):  # the emulator refuses what thinkseal refuses
-        mistral_client.chat.complete(**(prepare(start()).body | {"reasoning_effort": "extreme"}))
+    # The emulator refuses what thinkseal refuses (sent raw: the SDK's model drops an unknown value).
+    body = prepare(start()).body | {"reasoning_effort": "extreme"}
+    response = httpx.post(
+        mistral_emulator.url("/v1/chat/completions"), json=body, headers={"authorization": "Bearer k"}
+    )
+    assert response.status_code == 422, response.text
+    assert response.json()["detail"][0]["loc"] == ["body", "reasoning_effort"]
 
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}

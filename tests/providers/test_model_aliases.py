@@ -23,7 +23,7 @@ from thinkseal import (
 from thinkseal.providers import PROVIDER_IDS
 from thinkseal.testing import respond
 
-from .emulators import EMULATORS
+from .sealed import OPTIONS
 
 ALIAS = "claude-sonnet-4-5"
 DATED = "claude-sonnet-4-5-20250929"
@@ -41,7 +41,7 @@ def history(provider_id: str, model: str, account: str | None = None) -> Convers
 
 @pytest.mark.parametrize("provider_id", PROVIDER_IDS)
 def test_an_alias_keeps_a_turn_bound_under_the_other_id(provider_id: str) -> None:
-    options = EMULATORS[provider_id].options
+    options = OPTIONS[provider_id]
     conv = history(provider_id, ALIAS)
     # Off by default: the dated id is another model.
     plain = thinkseal.provider(provider_id).prepare(conv, model=DATED, **options)
@@ -99,7 +99,7 @@ def test_aliases_do_not_cross_accounts_or_providers() -> None:
     assert [e.reason for e in req.report] == ["origin-mismatch"]
     req = thinkseal.provider("anthropic", "team-a", aliases=ALIASES).prepare(conv, model=DATED, max_tokens=1024)
     assert [e.reason for e in req.report] == ["kept"]
-    options = EMULATORS["vertex-anthropic"].options
+    options = OPTIONS["vertex-anthropic"]
     req = thinkseal.provider("vertex-anthropic", "team-a", aliases=ALIASES).prepare(conv, model=DATED, **options)
     assert [e.reason for e in req.report] == ["origin-mismatch"]
 

@@ -25,7 +25,7 @@ from thinkseal import (
 )
 from thinkseal.providers import PROVIDER_IDS
 
-from .emulators import EMULATORS
+from .sealed import OPTIONS
 
 TOOL = Tool("lookup", "Look something up", {"type": "object", "properties": {"q": {"type": "string"}}})
 
@@ -67,7 +67,7 @@ def test_native_blocks_reach_their_own_provider_only(plan: list[Any]) -> None:
         adapter = thinkseal.provider(provider_id)
         own = any(block.provider == provider_id for block, _ in placed)
         try:
-            body = adapter.prepare(conv, model="m", **EMULATORS[provider_id].options).content.decode()
+            body = adapter.prepare(conv, model="m", **OPTIONS[provider_id]).content.decode()
         except ValidationError as err:
             refused: ValidationError | None = err
         else:

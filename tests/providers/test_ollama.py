@@ -33,8 +33,9 @@ from thinkseal import (
     provider,
 )
 from thinkseal.testing import respond
+from thinkseal.testing.ollama import OllamaEmulator, Reply
 
-from .emulators.ollama import OllamaEmulator, Reply, assert_recognised
+from .support import assert_recognised
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ollama"
 MODEL = "qwen3:8b"
@@ -225,7 +226,7 @@ def test_full_loop_through_the_sdk(ollama_emulator: OllamaEmulator, ollama_clien
         acc.feed(part.model_dump())
     assert acc.finish() == AssistantMessage(ANSWER, thinking=[Text(THINKING_2)])
 
-    received = ollama_emulator.requests[-1]
+    received = ollama_emulator.requests[-1].body
     assert received["stream"] is True
     assert received["messages"][2]["thinking"] == THINKING_1
     assert [m.get("tool_name") for m in received["messages"][3:]] == ["get_weather", "get_time"]
@@ -249,11 +250,13 @@ def test_sdk_stream_and_sdk_reply_of_the_same_reply_are_equal(
 def test_raw_bytes_are_accepted_and_stream_as_ndjson(ollama_emulator: OllamaEmulator) -> None:
     ollama_emulator.queue(Reply(thinking="Hmm.", content="Hi."), Reply(thinking="Hmm.", content="Hi."))
     req = prepare(start())
-    response = httpx.post(ollama_emulator.url + req.path, content=req.content, headers=req.headers)
+    response = httpx.post(ollama_emulator.base_url + req.path, content=req.content, headers=req.headers)
     assert response.status_code == 200
     received = req.receive(response.json())
     req = prepare(start(), stream=True)
-    with httpx.stream("POST", ollama_emulator.url + req.path, content=req.content, headers=req.headers) as response:
+    with httpx.stream(
+        "POST", ollama_emulator.base_url + req.path, content=req.content, headers=req.headers
+    ) as response:
         events = [json.loads(line) for line in response.iter_lines() if line]
     assert stream_reply(req, events) == received == AssistantMessage("Hi.", thinking=[Text("Hmm.")])
 
@@ -264,7 +267,7 @@ def test_stream_flag_is_always_in_the_body(ollama_emulator: OllamaEmulator) -> N
     # Why it matters: Ollama streams when the body does not say otherwise.
     ollama_emulator.queue(Reply(content="Hi."))
     body = {k: v for k, v in prepare(start()).body.items() if k != "stream"}
-    response = httpx.post(ollama_emulator.url + "/api/chat", json=body)
+    response = httpx.post(ollama_emulator.base_url + "/api/chat", json=body)
     assert response.headers["content-type"] == "application/x-ndjson"
 
 
@@ -294,7 +297,7 @@ def test_invalid_think_value_is_refused_with_ollamas_wording(
     assert str(caught.value) == expected
     assert caught.value.path == "think"
     # The emulator (like Ollama) answers the same for a body that says so.
-    response = httpx.post(ollama_emulator.url + "/api/chat", json={"model": MODEL, "messages": [], "think": value})
+    response = httpx.post(ollama_emulator.base_url + "/api/chat", json={"model": MODEL, "messages": [], "think": value})
     assert (response.status_code, response.json()) == (400, {"error": expected})
 
 
@@ -494,7 +497,7 @@ def test_unpaired_call_dropped_and_stray_result_sent_as_user_text(
             {"role": "user", "content": "y"},
         ]
     }
-    assert httpx.post(ollama_emulator.url + "/api/chat", json=raw).status_code == 400
+    assert httpx.post(ollama_emulator.base_url + "/api/chat", json=raw).status_code == 400
 
 
 def test_error_results_are_marked() -> None:
@@ -647,7 +650,9 @@ def test_emulated_stream_errors_and_cuts_raise(ollama_emulator: OllamaEmulator) 
     )
     for path in ("$.done", "$.error"):
         req = prepare(start(), stream=True)
-        with httpx.stream("POST", ollama_emulator.url + req.path, content=req.content, headers=req.headers) as response:
+        with httpx.stream(
+            "POST", ollama_emulator.base_url + req.path, content=req.content, headers=req.headers
+        ) as response:
             events = [json.loads(line) for line in response.iter_lines() if line]
         with pytest.raises(ResponseError) as caught:
             stream_reply(req, events)

@@ -39,15 +39,9 @@ from thinkseal import (
     ValidationError,
 )
 from thinkseal.testing import respond
+from thinkseal.testing.chat import OPENAI_ORPHAN_TOOL, OPENAI_UNANSWERED_CALLS, ChatEmulator, Turn
 
-from .emulators.chat import (
-    OPENAI_ORPHAN_TOOL,
-    OPENAI_UNANSWERED_CALLS,
-    ChatEmulator,
-    Turn,
-    check_request,
-    sdk_create,
-)
+from .support import check_request, sdk_create
 
 FIXTURES = Path(__file__).parent / "fixtures" / "openai"
 MODEL = "o4-mini"
@@ -183,7 +177,7 @@ def test_three_step_tool_loop_exact_bodies(emu: ChatEmulator) -> None:
     ]
     assert (body["reasoning_effort"], body["max_completion_tokens"]) == ("high", 4096)
     assert b"reasoning_content" not in req.content
-    assert sdk_create(emu.client(), body).choices[0].message.content == "ok"
+    assert sdk_create(emu.client(), body).choices[0].message.content == "Done."
 
 
 def test_streamed_loop_equals_the_whole_one() -> None:

@@ -50,8 +50,7 @@ from thinkseal import (
 )
 from thinkseal.providers import openai_responses
 from thinkseal.testing import respond
-
-from .emulators.openai_responses import (
+from thinkseal.testing.openai_responses import (
     CALL_WITHOUT_OUTPUT,
     ITEM_WITHOUT_REASONING,
     OUTPUT_WITHOUT_CALL,
@@ -59,9 +58,10 @@ from .emulators.openai_responses import (
     REASONING_WITHOUT_FOLLOWING,
     ResponsesEmulator,
     Turn,
-    sdk_create,
     sdk_request_errors,
 )
+
+from .support import responses_create as sdk_create
 
 FIXTURES = Path(__file__).parent / "fixtures" / "openai-responses"
 ID = "openai-responses"
@@ -576,7 +576,7 @@ def test_raw_request_bytes_are_accepted(emu: ResponsesEmulator) -> None:
     response = httpx.post(emu.url(req.path), content=req.content, headers={"authorization": "Bearer org-a"})
     assert response.status_code == 200, response.text
     assert emu.requests[-1].raw == req.content
-    assert req.receive(response.json()).content == "ok"
+    assert req.receive(response.json()).content == "Done."
 
 
 # -- requests ---------------------------------------------------------------------------------------

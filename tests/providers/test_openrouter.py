@@ -29,17 +29,15 @@ from thinkseal import (
     ValidationError,
 )
 from thinkseal.testing import respond
-
-from .emulators.chat import (
+from thinkseal.testing.chat import (
     ANTHROPIC_BOUND_ELSEWHERE,
     ANTHROPIC_INVALID_SIGNATURE,
     ANTHROPIC_MODIFIED,
     ChatEmulator,
     Turn,
-    check_request,
-    fixture,
-    sdk_create,
 )
+
+from .support import check_request, fixture, sdk_create
 
 MODEL = "anthropic/claude-sonnet-4.5"
 CALL_ID = "toolu_01A09q90qw90lq917835lq9"

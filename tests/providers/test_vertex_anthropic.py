@@ -1,7 +1,7 @@
 """The ``vertex-anthropic`` adapter (Claude on Vertex AI), driven through the
 official SDK's ``AnthropicVertex`` client (a static access token: no Google
 credentials) against the local emulator, which serves Vertex's path with its
-own signing key (tests/providers/emulators/anthropic.py).
+own signing key (python/thinkseal/testing/anthropic.py).
 
 The adapter is the ``anthropic`` adapter routed to Vertex: the same Messages
 body without ``model`` (it is in the path) and with ``anthropic_version:
@@ -42,8 +42,7 @@ from thinkseal import (
     UserMessage,
     ValidationError,
 )
-
-from .emulators.anthropic import (
+from thinkseal.testing.anthropic import (
     BINDING_BETA,
     INVALID_SIGNATURE,
     VERTEX_MODEL_IN_BODY,
@@ -56,6 +55,7 @@ from .emulators.anthropic import (
     Say,
     Think,
 )
+
 from .test_anthropic import OPTS, SAMPLING, TOOLS, _strict, start
 from .test_anthropic import send as send_anthropic
 from .test_claude_replies import fixture, native, sdk_message
@@ -134,7 +134,7 @@ def send(
     """Send through the SDK: the emulator must receive thinkseal's body and path unchanged, and accept it."""
     check_request(req)
     message = client.messages.create(**sdk_arguments(req, model))
-    assert emulator.requests[-1] == json.loads(req.content)
+    assert emulator.requests[-1].body == json.loads(req.content)
     assert emulator.paths[-1] == req.path
     assert isinstance(message, SdkMessage)
     return typing.cast(AssistantMessage, req.receive(message.model_dump()))
@@ -147,7 +147,7 @@ def send_stream(
     acc = req.stream()
     for event in client.messages.create(**sdk_arguments(req, model)):
         acc.feed(event.model_dump())
-    assert emulator.requests[-1] == json.loads(req.content)
+    assert emulator.requests[-1].body == json.loads(req.content)
     assert emulator.paths[-1] == req.path
     return typing.cast(AssistantMessage, acc.finish())
 

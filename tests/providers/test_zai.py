@@ -26,8 +26,9 @@ from thinkseal import (
     ValidationError,
 )
 from thinkseal.testing import respond
+from thinkseal.testing.chat import ChatEmulator, Turn
 
-from .emulators.chat import ChatEmulator, Turn, check_request, fixture, sdk_create
+from .support import check_request, fixture, sdk_create
 
 MODEL = "glm-5.1"
 CALL_ID = "call_-8123456789012345678"

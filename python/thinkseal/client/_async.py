@@ -102,10 +102,11 @@ class AsyncClient:
 
         exchange = self._exchange
         url = exchange.url(request)
-        content = request.content
+        whole = exchange.content(request)
         attempt = 0
         while True:
-            headers = exchange.request_headers(request, url, content)
+            headers = exchange.request_headers(request, url)
+            content = whole if whole is not None else _chunks(request)
             try:
                 outgoing = self._http.build_request("POST", url, content=content, headers=headers)
                 response = await self._http.send(outgoing, stream=True)
@@ -136,6 +137,12 @@ class AsyncClient:
 
     def __repr__(self) -> str:
         return f"thinkseal.AsyncClient({self.provider!r}, base_url={self._exchange.base_url!r})"
+
+
+async def _chunks(request: PreparedRequest) -> AsyncIterator[bytes]:
+    """``request.chunks()`` for httpx's async transport, which takes async iterators only."""
+    for chunk in request.chunks():
+        yield chunk
 
 
 class AsyncReplyStream:

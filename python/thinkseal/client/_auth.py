@@ -36,7 +36,10 @@ def env_key(connection: Connection) -> str | None:
 
 
 class Auth:
-    """Adds credentials to one request's headers (``sign``)."""
+    """Adds credentials to one request's headers (``sign``). ``needs_body``: the
+    credentials cover the body's bytes (then ``sign`` gets them)."""
+
+    needs_body = False
 
     def sign(self, url: str, content: bytes, headers: dict[str, str]) -> None:
         raise NotImplementedError
@@ -54,6 +57,8 @@ class HeaderAuth(Auth):
 
 class AwsAuth(Auth):
     """SigV4 for the ``bedrock`` service in ``region``."""
+
+    needs_body = True
 
     def __init__(self, region: str, credentials: Any) -> None:
         from botocore.auth import SigV4Auth  # type: ignore[import-untyped]  # noqa: PLC0415

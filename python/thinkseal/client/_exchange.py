@@ -138,11 +138,19 @@ class Exchange:
             base = base.replace("{location}-", "") if location == "global" else base.replace("{location}", location)
         return base + request.path
 
-    def request_headers(self, request: PreparedRequest, url: str, content: bytes) -> dict[str, str]:
+    def request_headers(self, request: PreparedRequest, url: str) -> dict[str, str]:
+        """The headers of one attempt (signed anew each time: SigV4 signs the time)."""
         headers = {"content-type": "application/json", "user-agent": "thinkseal", **self.headers}
         headers.update(lowered(request.headers))
-        self.auth.sign(url, content, headers)
+        headers["content-length"] = str(request.content_length)
+        self.auth.sign(url, request.content if self.auth.needs_body else b"", headers)
         return headers
+
+    def content(self, request: PreparedRequest) -> bytes | None:
+        """The body as one ``bytes`` where the credentials were computed over it
+        (SigV4), so exactly those bytes go out; None to send ``request.chunks()``:
+        the shared fragments, never joined into one copy."""
+        return request.content if self.auth.needs_body else None
 
     def error(self, status: int, headers: Mapping[str, str], raw: bytes) -> ProviderError:
         from ._errors import provider_error  # noqa: PLC0415 - error path only

@@ -116,10 +116,11 @@ class Client:
 
         exchange = self._exchange
         url = exchange.url(request)
-        content = request.content
+        whole = exchange.content(request)
         attempt = 0
         while True:
-            headers = exchange.request_headers(request, url, content)
+            headers = exchange.request_headers(request, url)
+            content = whole if whole is not None else request.chunks()
             try:
                 outgoing = self._http.build_request("POST", url, content=content, headers=headers)
                 response = self._http.send(outgoing, stream=True)

@@ -24,11 +24,19 @@ Converters (docs/interop.md has the full table):
   response format.
 
 Imported thinking is never bound: ``Conversation.rebind(origin)`` vouches for it.
+
+Bridges, for a ``PreparedRequest`` of the ``anthropic`` adapter and the
+official SDK client: ``send(client, req) -> Reply`` (``anthropic.Anthropic``),
+``await send_async(client, req)`` (``AsyncAnthropic``), and ``stream(client,
+req)`` / ``stream_async`` yielding the typed deltas and then the ``Reply``.
+The body goes out as ``req.content``, byte for byte, through the client's
+``post`` (its auth, retries and timeouts apply); the SDK's own exceptions
+pass through.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from .._blocks import ThinkingBlock
@@ -36,7 +44,10 @@ from .._content import IMAGE_MEDIA_TYPES, CacheBreakpoint, ContentPart, Document
 from .._conversation import Conversation
 from .._errors import ValidationError
 from .._messages import AssistantMessage, Message, Part, SystemMessage, ToolCall, ToolMessage, UserMessage
+from .._reply import Delta, Reply
 from .._tool import Tool
+from ..providers import PreparedRequest
+from . import _stainless
 from ._common import (
     Obj,
     arguments,
@@ -53,6 +64,10 @@ from ._common import (
 __all__ = [
     "export_messages",
     "import_messages",
+    "send",
+    "send_async",
+    "stream",
+    "stream_async",
 ]
 
 PROVIDER: Final = "anthropic"
@@ -408,3 +423,45 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value
+
+
+# -- SDK bridges ---------------------------------------------------------------------------
+#
+# For teams that keep their ``anthropic`` client (its auth, retries, timeouts,
+# proxies): the request goes out through the client's documented custom-request
+# method with ``req.content`` as is and ``req.headers``, and the reply comes back
+# through ``req.parse``. HTTP errors are the SDK's own exceptions
+# (``anthropic.APIStatusError`` and its subclasses).
+
+
+def send(client: Any, req: PreparedRequest) -> Reply:
+    """Send ``req`` (prepared by the ``anthropic`` adapter) through an
+    ``anthropic.Anthropic`` client and return its ``Reply``. A request prepared
+    with ``stream=True`` is streamed and accumulated."""
+    import anthropic as sdk  # noqa: PLC0415
+
+    return _stainless.send(client, _stainless.check(req), sdk.Stream)
+
+
+async def send_async(client: Any, req: PreparedRequest) -> Reply:
+    """``send`` through an ``anthropic.AsyncAnthropic`` client."""
+    import anthropic as sdk  # noqa: PLC0415
+
+    return await _stainless.send_async(client, _stainless.check(req), sdk.AsyncStream)
+
+
+def stream(client: Any, req: PreparedRequest) -> Iterator[Delta | Reply]:
+    """Stream ``req`` (prepared with ``stream=True``) through an
+    ``anthropic.Anthropic`` client: yields the typed deltas as the events
+    arrive, then the finished ``Reply`` as the last item. Closing the
+    iterator early closes the HTTP response."""
+    import anthropic as sdk  # noqa: PLC0415
+
+    return _stainless.stream(client, _stainless.check(req, streaming=True), sdk.Stream)
+
+
+def stream_async(client: Any, req: PreparedRequest) -> AsyncIterator[Delta | Reply]:
+    """``stream`` through an ``anthropic.AsyncAnthropic`` client (``async for``)."""
+    import anthropic as sdk  # noqa: PLC0415
+
+    return _stainless.stream_async(client, _stainless.check(req, streaming=True), sdk.AsyncStream)

@@ -32,14 +32,20 @@ Responses (``import_responses`` / ``export_responses``):
   send them back. Any other item is kept as ``Native("openai-responses", item)``.
 
 What a format cannot hold raises ``ValidationError`` naming the message index
-and part. Imported thinking is never bound: ``Conversation.rebind(origin)``
-vouches for it.
+and part.
+
+Bridges for the official ``openai`` client: ``send(client, req) -> Reply``,
+``await send_async(client, req)``, and ``stream`` / ``stream_async`` yielding
+the typed deltas and then the ``Reply``; ``req.content`` goes out byte for
+byte through the client's ``post``, and the SDK's own exceptions pass through.
+
+Imported thinking is never bound: ``Conversation.rebind(origin)`` vouches for it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from .._blocks import ThinkingBlock
@@ -47,7 +53,10 @@ from .._content import IMAGE_MEDIA_TYPES, CacheBreakpoint, ContentPart, Document
 from .._conversation import Conversation
 from .._errors import ValidationError
 from .._messages import AssistantMessage, Message, Part, SystemMessage, ToolCall, ToolMessage, UserMessage
+from .._reply import Delta, Reply
 from .._tool import Tool
+from ..providers import PreparedRequest
+from . import _stainless
 from ._common import (
     Obj,
     arguments,
@@ -70,6 +79,10 @@ __all__ = [
     "export_responses",
     "import_chat",
     "import_responses",
+    "send",
+    "send_async",
+    "stream",
+    "stream_async",
 ]
 
 CHAT: Final = "openai"
@@ -724,3 +737,46 @@ def _responses_tool_wire(tool: Tool, index: int) -> dict[str, Any]:
         wire["description"] = tool.description
     wire["parameters"] = _plain(tool.parameters)
     return wire
+
+
+# -- SDK bridges ---------------------------------------------------------------------------
+#
+# For teams that keep their ``openai`` client: a request of the ``openai``
+# (chat completions) or ``openai-responses`` adapter (or of any OpenAI-style
+# adapter, with the client's ``base_url`` set to that provider) goes out
+# through the client's documented custom-request method with ``req.content``
+# as is and ``req.headers``; the reply comes back through ``req.parse``. HTTP
+# errors are the SDK's own exceptions (``openai.APIStatusError`` and its
+# subclasses, ``openai.APIError`` for an error event in a stream).
+
+
+def send(client: Any, req: PreparedRequest) -> Reply:
+    """Send ``req`` through an ``openai.OpenAI`` client and return its
+    ``Reply``. A request prepared with ``stream=True`` is streamed and
+    accumulated."""
+    import openai as sdk  # noqa: PLC0415
+
+    return _stainless.send(client, _stainless.check(req), sdk.Stream)
+
+
+async def send_async(client: Any, req: PreparedRequest) -> Reply:
+    """``send`` through an ``openai.AsyncOpenAI`` client."""
+    import openai as sdk  # noqa: PLC0415
+
+    return await _stainless.send_async(client, _stainless.check(req), sdk.AsyncStream)
+
+
+def stream(client: Any, req: PreparedRequest) -> Iterator[Delta | Reply]:
+    """Stream ``req`` (prepared with ``stream=True``) through an ``openai.OpenAI``
+    client: yields the typed deltas as the events arrive, then the finished
+    ``Reply`` as the last item."""
+    import openai as sdk  # noqa: PLC0415
+
+    return _stainless.stream(client, _stainless.check(req, streaming=True), sdk.Stream)
+
+
+def stream_async(client: Any, req: PreparedRequest) -> AsyncIterator[Delta | Reply]:
+    """``stream`` through an ``openai.AsyncOpenAI`` client (``async for``)."""
+    import openai as sdk  # noqa: PLC0415
+
+    return _stainless.stream_async(client, _stainless.check(req, streaming=True), sdk.AsyncStream)

@@ -16,27 +16,33 @@ and never binds a partial (cut-off) stream.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._binding import Origin
 from .._conversation import Conversation
-from .._errors import ResponseError, ValidationError
+from .._errors import ValidationError
 from .._frozen import check_str
 from .._json import frozen
 from .._messages import AssistantMessage
 from .._replay import Replay, ReplayReport
 from .._reply import Delta, Reply, ReplyInfo
 from ._connection import Connection
+from ._sdk_objects import Response as SDKResponse
+from ._sdk_objects import wire_dict
+
+if TYPE_CHECKING:
+    from ._wire import Body  # the adapters' shared-fragment bodies; not needed to import this module
 
 
 class Built:
-    """An adapter's output for one request."""
+    """An adapter's output for one request (``content``: the encoded body, as
+    bytes or as the shared pieces of a ``Body``)."""
 
     __slots__ = ("body", "content", "headers", "path")
 
-    def __init__(self, body: dict[str, Any], content: bytes, path: str, headers: Mapping[str, str]) -> None:
+    def __init__(self, body: dict[str, Any], content: bytes | Body, path: str, headers: Mapping[str, str]) -> None:
         self.body = body
         self.content = content
         self.path = path
@@ -77,12 +83,10 @@ class StreamAccumulator:
         self._history = history
         self._reply: Reply | None = None
 
-    def feed(self, event: Mapping[str, Any]) -> list[Delta]:
+    def feed(self, event: SDKResponse) -> list[Delta]:
         if self._reply is not None:
             raise ValidationError("stream: feed() after finish()", path="stream")
-        if not isinstance(event, Mapping):
-            raise ResponseError(f"expected a JSON object, got {type(event).__name__}", path="$")
-        return self._parser.feed(event)
+        return self._parser.feed(wire_dict(event, "event"))
 
     def finish(self) -> AssistantMessage:
         """The reply message, bound to the request as sent (``ResponseError`` if
@@ -112,11 +116,11 @@ class PreparedRequest:
 
     __slots__ = (
         "_body",
+        "_encoded",
         "_frozen_body",
         "_history",
         "_provider",
         "_replay",
-        "content",
         "headers",
         "origin",
         "path",
@@ -129,7 +133,7 @@ class PreparedRequest:
         self._replay = replay
         self._body = built.body
         self._frozen_body: dict[str, Any] | None = None
-        self.content = built.content
+        self._encoded = built.content
         self.path = built.path
         self.headers = built.headers
         self.origin: Origin = replay.origin
@@ -145,18 +149,35 @@ class PreparedRequest:
             body = self._frozen_body = frozen(self._body)
         return body
 
-    def receive(self, response: Mapping[str, Any]) -> AssistantMessage:
-        """The reply in ``response`` (the provider's JSON as decoded from HTTP, or
-        the official SDK's ``model_dump()``), bound to this request as sent."""
-        if not isinstance(response, Mapping):
-            raise ResponseError(f"expected a JSON object, got {type(response).__name__}", path="$")
+    @property
+    def content(self) -> bytes:
+        """The body as compact UTF-8 JSON bytes, what goes on the wire. Joined
+        from the shared per-message fragments on first access; an HTTP layer
+        that can take pieces uses ``chunks()`` and ``content_length`` instead."""
+        encoded = self._encoded
+        return encoded if isinstance(encoded, bytes) else encoded.joined()
+
+    @property
+    def content_length(self) -> int:
+        """``len(content)``, known without joining."""
+        return len(self._encoded)
+
+    def chunks(self) -> Iterator[bytes]:
+        """``content`` in order, in pieces (about 64 KiB each) made from the
+        shared fragments without joining the whole body."""
+        encoded = self._encoded
+        return iter((encoded,)) if isinstance(encoded, bytes) else encoded.chunks()
+
+    def receive(self, response: SDKResponse) -> AssistantMessage:
+        """The reply in ``response`` (the provider's JSON as decoded from HTTP,
+        the official SDK's response object, or its ``model_dump()``), bound to
+        this request as sent."""
         return self.parse(response).message
 
-    def parse(self, response: Mapping[str, Any]) -> Reply:
+    def parse(self, response: SDKResponse) -> Reply:
         """The whole reply in ``response``: the bound message (what ``receive``
         returns), stop reason, usage, response id and served model."""
-        if not isinstance(response, Mapping):
-            raise ResponseError(f"expected a JSON object, got {type(response).__name__}", path="$")
+        response = wire_dict(response)
         message = self._replay.bind(self._provider.parse(response))
         return Reply(message, self._provider.reply_info(response), history=self._history)
 
@@ -164,7 +185,7 @@ class PreparedRequest:
         return StreamAccumulator(self._provider.new_stream(), self._replay, self._history)
 
     def __repr__(self) -> str:
-        return f"PreparedRequest(origin={self.origin!r}, path={self.path!r}, {len(self.content)} bytes)"
+        return f"PreparedRequest(origin={self.origin!r}, path={self.path!r}, {self.content_length} bytes)"
 
 
 def check_aliases(aliases: object) -> Mapping[str, str]:

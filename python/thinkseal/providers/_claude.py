@@ -25,7 +25,7 @@ likewise for streamed replies.
   become blocks (``Wire.content_of``); another provider's native block goes
   out as its text, or not at all. A cache breakpoint marks the block before it
   (each adapter spells the mark); at most ``MAX_BREAKPOINTS`` per request,
-  counted once per settled wire message (``MarkTally``). A part the provider
+  counted once per settled wire message (``WireCache.total``). A part the provider
   cannot take raises ``ValidationError`` at its path in the conversation.
 - Tool loops: with thinking on, the assistant turn a tool loop continues must
   go out starting with its thinking, or Claude answers 400 ("Expected
@@ -44,8 +44,6 @@ likewise for streamed replies.
 from __future__ import annotations
 
 import json
-import threading
-from bisect import bisect_right, insort
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Final, Generic, TypeAlias, TypeVar
 
@@ -59,7 +57,7 @@ from .._reply import ReplyInfo, Usage
 from ._base import StreamParser
 from ._options import response_format
 from ._response import Node, error_text, parse_arguments, wrap_errors
-from ._wire import cached, dumps, fragment, message_of_blocks, wire_messages
+from ._wire import WireCache, cached, dumps, fragment, message_of_blocks, wire_messages
 
 THINKING_TYPES: Final[tuple[str, ...]] = ("enabled", "disabled", "adaptive", "between_tools")
 # The options Claude's thinking rules read, by their names in Anthropic's API.
@@ -428,31 +426,6 @@ def located(conversation: Conversation, err: Refused) -> ValidationError:
     return ValidationError(err.reason, path="Conversation.messages")
 
 
-class MarkTally:
-    """The cache marks in the leading wire messages of one message log, counted
-    once: a request after k new messages counts the marks of those k only (the
-    settled wire messages are shared between requests, ``providers/_wire.py``).
-    ``known`` maps a count of leading wire messages to the marks in them."""
-
-    __slots__ = ("keys", "known", "lock")
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.keys: list[int] = [0]
-        self.known: dict[int, int] = {0: 0}
-
-    def count(self, turns: Sequence[Any], upto: int, marks_in: Callable[[Any], int]) -> int:
-        """The marks in ``turns[:upto]``, which must be the log's settled wire messages."""
-        with self.lock:
-            start = self.keys[bisect_right(self.keys, upto) - 1]
-            # A slice, not islice: islice would step over the first ``start`` one by one.
-            total = self.known[start] + sum(map(marks_in, turns[start:upto]))
-            if upto not in self.known:
-                insort(self.keys, upto)
-                self.known[upto] = total
-            return total
-
-
 # -- replies -------------------------------------------------------------------
 
 
@@ -636,14 +609,13 @@ class Wire:
             return values, encoded
 
         try:
-            turns, encoded = wire_messages(replay, self.key, segment, self.goes_out)
+            turns, encoded = wire_messages(replay, self.key, segment, self.goes_out, tally=self.turn_marks)
         except Refused as err:
             raise located(conversation, err) from None
         # The last segment built is the tail; the wire messages before it are the
-        # log's shared, settled ones, whose marks are counted once.
+        # log's shared, settled ones, whose marks the wire cache counted once.
         settled = len(turns) - tails[-1]
-        tally = replay.slot(f"{self.key}:marks", MarkTally)
-        marks = tally.count(turns, settled, self.turn_marks)
+        marks = replay.slot(self.key, WireCache).total(settled)
         marks += sum(map(self.turn_marks, turns[settled:]))
         return turns, encoded, marks
 

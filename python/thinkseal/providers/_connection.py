@@ -20,7 +20,6 @@ the request an adapter prepares. Each adapter module declares one
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final, Literal
 
 Auth = Literal["x-api-key", "bearer", "optional-bearer", "x-goog-api-key", "aws", "google"]
@@ -34,14 +33,29 @@ CLAUDE_REJECTIONS: Final[tuple[str, ...]] = (
 )
 
 
-@dataclass(frozen=True)
 class Connection:
-    base_url: str
-    auth: Auth
-    stream_format: StreamFormat = "sse"
-    key_env: tuple[str, ...] = ()
-    base_url_env: tuple[str, ...] = ()
-    rejections: tuple[str, ...] = ()
+    # A plain class, not a dataclass: ``dataclasses`` costs milliseconds of ``import thinkseal``.
+    __slots__ = ("auth", "base_url", "base_url_env", "key_env", "rejections", "stream_format")
+
+    def __init__(
+        self,
+        base_url: str,
+        auth: Auth,
+        stream_format: StreamFormat = "sse",
+        *,
+        key_env: tuple[str, ...] = (),
+        base_url_env: tuple[str, ...] = (),
+        rejections: tuple[str, ...] = (),
+    ) -> None:
+        self.base_url = base_url
+        self.auth: Auth = auth
+        self.stream_format: StreamFormat = stream_format
+        self.key_env = key_env
+        self.base_url_env = base_url_env
+        self.rejections = rejections
+
+    def __repr__(self) -> str:
+        return f"Connection({self.base_url!r}, {self.auth!r}, {self.stream_format!r})"
 
     def rejects_thinking(self, message: str) -> bool:
         """Whether a 400 ``message`` says the replayed thinking did not verify."""

@@ -5,15 +5,16 @@
   separators=(",", ":"), allow_nan=False)``, about 25x faster.
 - ``cached``: a message's wire fragment, built once per (provider, variant) and
   kept on the message (messages are immutable, so the cache cannot go stale).
-- ``splice``: a body's bytes built from cached fragments, so an unchanged turn
-  is not encoded again for every request.
+- ``splice``: a body built from cached fragments, so an unchanged turn is not
+  encoded again for every request, nor copied: ``Body`` keeps the fragments
+  and joins them only when asked (``PreparedRequest.content``).
 """
 
 from __future__ import annotations
 
 import threading
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from .. import _core
@@ -67,19 +68,59 @@ def message_of_blocks(role: str, blocks: Sequence[tuple[Any, bytes]]) -> tuple[d
     return value, raw
 
 
-def splice(body: dict[str, Any], field: str, items: Sequence[bytes]) -> bytes:
-    """The JSON bytes of ``body`` whose list ``field`` is made of the already
-    encoded ``items`` (the rest of the body is encoded now). The items are
-    copied once, by a single join: for a long history, copying is the cost."""
+class Body:
+    """A request body as the encoded pieces it is made of: ``head``, then the
+    ``items`` separated by commas, then ``tail``. The items are the cached
+    fragments of the history, shared with other requests; nothing is copied
+    until ``joined()`` (or the HTTP layer reading ``chunks()``) asks.
+    ``len(body)`` is its size in bytes, known without joining."""
+
+    __slots__ = ("_joined", "_length", "head", "items", "tail")
+
+    def __init__(self, head: bytes, items: Sequence[bytes], tail: bytes) -> None:
+        self.head = head
+        self.items = items
+        self.tail = tail
+        self._joined: bytes | None = None
+        self._length = len(head) + sum(map(len, items)) + max(len(items) - 1, 0) + len(tail)
+
+    def __len__(self) -> int:
+        return self._length
+
+    def joined(self) -> bytes:
+        """The whole body as one ``bytes`` (made once, on first use)."""
+        if self._joined is None:
+            self._joined = self.head + b",".join(self.items) + self.tail
+        return self._joined
+
+    def chunks(self, size: int = 1 << 16) -> Iterator[bytes]:
+        """The body in order, in pieces of about ``size`` bytes (small fragments
+        grouped, so the HTTP layer does not write one per message)."""
+        if self._joined is not None:
+            yield self._joined
+            return
+        group: list[bytes] = [self.head]
+        filled = len(self.head)
+        for i, item in enumerate(self.items):
+            if i:
+                group.append(b",")
+            group.append(item)
+            filled += len(item) + 1
+            if filled >= size:
+                yield b"".join(group)
+                group, filled = [], 0
+        group.append(self.tail)
+        yield b"".join(group)
+
+
+def splice(body: dict[str, Any], field: str, items: Sequence[bytes]) -> Body:
+    """The body ``body`` whose list ``field`` is made of the already encoded
+    ``items`` (the rest of the body is encoded now), as a ``Body`` that
+    shares the items rather than copying them."""
     rest = dumps({k: v for k, v in body.items() if k != field})
     head = b"{" + dumps(field) + b":["
     tail = b"]}" if rest == b"{}" else b"]," + rest[1:]
-    if not items:
-        return head + tail
-    parts = list(items)
-    parts[0] = head + parts[0]
-    parts[-1] = parts[-1] + tail
-    return b",".join(parts)
+    return Body(head, items, tail)
 
 
 class WireCache:
@@ -87,29 +128,71 @@ class WireCache:
     shared by the conversations reading that log (kept in the replay store's
     slot for the adapter's key). ``marks`` records, for each message index the
     cache was extended to, how many wire messages cover the messages before it,
-    so a conversation whose history ends earlier can still use a prefix."""
+    so a conversation whose history ends earlier can still use a prefix, and
+    ``seen`` how long the conversation was that set each mark: a mark depends on
+    those messages only (``wire_boundary``), so a branch that shares them keeps
+    it (``fork``). ``totals`` is a running count over the cached wire messages of whatever the
+    adapter tallies (Claude: cache breakpoints), kept when it asks for one."""
 
-    __slots__ = ("encoded", "lock", "marks", "values")
+    __slots__ = ("encoded", "lock", "marks", "seen", "totals", "values")
 
     def __init__(self) -> None:
         self.values: list[Any] = []
         self.encoded: list[bytes] = []
+        self.totals: list[int] = []
         self.marks: list[tuple[int, int]] = [(0, 0)]
+        self.seen: list[int] = [0]
         self.lock = threading.Lock()
+
+    def total(self, count: int) -> int:
+        """The tally over the first ``count`` cached wire messages."""
+        return self.totals[count - 1] if count else 0
 
     def mark_at(self, boundary: int) -> tuple[int, int]:
         """The last ``(message index, wire count)`` mark at or before ``boundary``."""
         k = bisect_right(self.marks, (boundary, float("inf")))
         return self.marks[k - 1]
 
-    def extend(self, start: int, end: int, values: Sequence[Any], encoded: Sequence[bytes]) -> None:
-        """Add the wire messages of messages ``start..end``, if the cache still ends at ``start``."""
+    def fork(self, length: int) -> WireCache:
+        """A copy for a branch of history that shares the first ``length``
+        messages: the leading marks set by conversations no longer than that."""
+        copy = WireCache()
+        with self.lock:
+            k = 1
+            while k < len(self.seen) and self.seen[k] <= length:
+                k += 1
+            copy.marks = self.marks[:k]
+            copy.seen = self.seen[:k]
+            count = copy.marks[-1][1]
+            copy.values = self.values[:count]
+            copy.encoded = self.encoded[:count]
+            copy.totals = self.totals[:count]
+        return copy
+
+    def extend(
+        self,
+        start: int,
+        end: int,
+        values: Sequence[Any],
+        encoded: Sequence[bytes],
+        tally: Callable[[Any], int] | None = None,
+        seen: int = 0,
+    ) -> None:
+        """Add the wire messages of messages ``start..end``, if the cache still
+        ends at ``start`` (and their running ``tally``, when given), as found by
+        a conversation of ``seen`` messages."""
         with self.lock:
             if self.marks[-1][0] != start or end <= start:
                 return
+            if tally is not None:
+                running = self.totals[-1] if self.totals else 0
+                for value in values:
+                    running += tally(value)
+                    self.totals.append(running)
             self.values.extend(frozen(v) for v in values)
             self.encoded.extend(encoded)
             self.marks.append((end, len(self.values)))
+            self.seen.append(max(seen, end))
 
 
 def wire_boundary(replay: Replay) -> int:
@@ -129,7 +212,11 @@ def _always(message: AssistantMessage) -> bool:
 
 
 def wire_messages(
-    replay: Replay, key: str, build_segment: Segment, starts_wire_message: Callable[[AssistantMessage], bool] = _always
+    replay: Replay,
+    key: str,
+    build_segment: Segment,
+    starts_wire_message: Callable[[AssistantMessage], bool] = _always,
+    tally: Callable[[Any], int] | None = None,
 ) -> tuple[list[Any], list[bytes]]:
     """Every wire message of the request, and its encoded bytes, for adapters
     whose wire messages never span an assistant turn's start.
@@ -143,6 +230,8 @@ def wire_messages(
     is list copies. ``starts_wire_message(turn)`` says whether an as-sent
     assistant turn starts a wire message (an adapter that leaves empty turns
     out lets the messages around them merge, so they are no place to cut).
+    ``tally(wire message)``: a count the cache keeps a running total of
+    (``WireCache.total``).
     """
     boundary: int | None = wire_boundary(replay)
     while boundary and not starts_wire_message(replay.sent(boundary)):  # type: ignore[arg-type]
@@ -152,7 +241,7 @@ def wire_messages(
     upto, count = cache.mark_at(boundary)
     if upto < boundary and cache.marks[-1][0] == upto:
         values, encoded = build_segment(replay.sent_messages(upto, boundary))
-        cache.extend(upto, boundary, values, encoded)
+        cache.extend(upto, boundary, values, encoded, tally, replay.total)
         upto, count = cache.mark_at(boundary)
     tail_values, tail_encoded = build_segment(replay.sent_messages(upto, replay.total))
     return cache.values[:count] + tail_values, cache.encoded[:count] + tail_encoded

@@ -23,15 +23,15 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
 import zlib
-from collections import deque
 from collections.abc import Iterator, Mapping
-from http.server import BaseHTTPRequestHandler
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import unquote
 
-from .anthropic import ApiError, Claude, LoopbackServer, Outcome, Say, Scripted
+from ._ids import tool_call_id
+from ._server import Emulator, Request, Response, Step
+from .anthropic import ApiError, Call, Claude, Outcome, Say, Scripted, Think
 
 MODEL_ERRORS = "The model returned the following errors: "
 NULL_TEXT = (
@@ -246,36 +246,91 @@ def stream_events(response: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
 
 def eventstream_frame(event_type: str, payload: Mapping[str, Any]) -> bytes:
     """One ``application/vnd.amazon.eventstream`` message (string headers, CRC32s)."""
+    return _frame(event_type, json.dumps(payload).encode())
+
+
+def _frame(event_type: str, body: bytes) -> bytes:
     headers = {":event-type": event_type, ":content-type": "application/json", ":message-type": "event"}
     head = b"".join(
         len(k).to_bytes(1, "big") + k.encode() + b"\x07" + len(v.encode()).to_bytes(2, "big") + v.encode()
         for k, v in headers.items()
     )
-    body = json.dumps(payload).encode()
     total = 12 + len(head) + len(body) + 4
     prelude = total.to_bytes(4, "big") + len(head).to_bytes(4, "big")
     message = prelude + zlib.crc32(prelude).to_bytes(4, "big") + head + body
     return message + zlib.crc32(message).to_bytes(4, "big")
 
 
-class BedrockEmulator(LoopbackServer):
-    """Converse and ConverseStream on 127.0.0.1; ``start()`` returns the endpoint URL."""
+_BEDROCK_ERRORS = {
+    400: "ValidationException",
+    401: "UnrecognizedClientException",
+    403: "AccessDeniedException",
+    404: "ResourceNotFoundException",
+    408: "ModelTimeoutException",
+    424: "ModelErrorException",
+    429: "ThrottlingException",
+    500: "InternalServerException",
+    503: "ServiceUnavailableException",
+}
 
-    def __init__(self, claude: Claude | None = None) -> None:
+
+class BedrockEmulator(Emulator):
+    """Converse and ConverseStream on 127.0.0.1 (``base_url`` is the endpoint URL).
+
+    ``script`` takes ``Step`` replies, or the blocks of one reply as Claude
+    returns them (``Think``, ``Redact``, ``Say``, ``Call``, ``Raw``)."""
+
+    provider = "bedrock"
+    stream_content_type = "application/vnd.amazon.eventstream"
+
+    def __init__(self, *, port: int = 0, require_auth: bool = False, claude: Claude | None = None) -> None:
+        super().__init__(port=port, require_auth=require_auth)
         self.claude = claude or Claude()
-        self._script: deque[list[Scripted]] = deque()
-        self.requests: list[tuple[str, dict[str, Any]]] = []  # (model id, Converse body)
         self.outcomes: list[Outcome] = []
         self.errors: list[str] = []
-        self._lock = threading.Lock()
+        self._count = 0
 
-    def script(self, *blocks: Scripted) -> None:
-        self._script.append(list(blocks))
+    @property
+    def thinking_options(self) -> Mapping[str, Any]:
+        return MappingProxyType(
+            {
+                "inferenceConfig": {"maxTokens": 2048},
+                "additionalModelRequestFields": {"thinking": {"type": "enabled", "budget_tokens": 1024}},
+            }
+        )
+
+    def script(self, *items: Step | Scripted) -> None:
+        """Queue replies: each ``Step`` answers one request; Claude blocks
+        (``Think``, ``Say``, ``Call``...) given instead make up one reply."""
+        if all(isinstance(item, Step) for item in items):
+            super().script(*(item for item in items if isinstance(item, Step)))
+        elif any(isinstance(item, Step) for item in items):
+            raise TypeError("script takes Steps, or the blocks of one reply, not both")
+        else:
+            with self._lock:
+                self._script.append([item for item in items if not isinstance(item, Step)])
+
+    def _blocks(self) -> list[Scripted]:
+        item = self._take()
+        if item is None:
+            return [Say("Done.")]
+        if not isinstance(item, Step):
+            return list(item)
+        blocks: list[Scripted] = []
+        if item.thinking is not None:
+            blocks.append(Think(item.thinking))
+        if item.text is not None:
+            blocks.append(Say(item.text))
+        for k, (name, args) in enumerate(item.calls):
+            blocks.append(Call(tool_call_id(self.provider, f"{self._count}/{k}/{name}"), name, dict(args)))
+        return blocks or [Say("Done.")]
+
+    def _rotate(self) -> None:
+        self.claude.rotate()
 
     def respond(self, model: str, body: Mapping[str, Any]) -> tuple[int, dict[str, Any], str | None]:
         """(status, JSON, error type) for one Converse body; no HTTP involved."""
         with self._lock:
-            self.requests.append((model, json.loads(json.dumps(body))))
             try:
                 messages_body, betas = to_messages_body(model, body)
                 outcome = self.claude.check(messages_body, betas)
@@ -286,38 +341,48 @@ class BedrockEmulator(LoopbackServer):
                 self.errors.append(err.message)
                 return 400, {"message": MODEL_ERRORS + err.message}, "ValidationException"
             self.outcomes.append(outcome)
-            script = self._script.popleft() if self._script else [Say("Done.")]
-            content = to_converse_content(self.claude.reply(messages_body, script))
+            self._count += 1
+            content = to_converse_content(self.claude.reply(messages_body, self._blocks()))
             return 200, converse_response(content), None
 
-    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
-        parts = handler.path.split("?")[0].split("/")
+    def _streaming(self, request: Request) -> bool:
+        return request.path.split("?")[0].endswith("/converse-stream")
+
+    def _answer(self, request: Request) -> Response:
+        parts = request.path.split("?")[0].split("/")
         if len(parts) != 4 or parts[1] != "model" or parts[3] not in ("converse", "converse-stream"):
-            self._send(handler, 404, {"message": "Not found"}, "ResourceNotFoundException")
-            return
+            return _bedrock_error(404, "Not found", "ResourceNotFoundException")
         model = unquote(parts[2])
-        length = int(handler.headers.get("content-length") or 0)
-        body = json.loads(handler.rfile.read(length) or b"{}")
+        body = request.body if isinstance(request.body, dict) else {}
         status, payload, kind = self.respond(model, body)
         if status != 200 or parts[3] == "converse":
-            self._send(handler, status, payload, kind)
-            return
-        handler.send_response(200)
-        handler.send_header("content-type", "application/vnd.amazon.eventstream")
-        handler.end_headers()
+            response = Response(status, payload)
+            if kind:
+                response.headers["x-amzn-ErrorType"] = kind
+            return response
+        chunks = []
         for event in stream_events(payload):
             ((name, inner),) = event.items()
-            handler.wfile.write(eventstream_frame(name, inner))
-        handler.wfile.flush()
-        handler.close_connection = True
+            chunks.append(eventstream_frame(name, inner))
+        return Response(chunks=chunks, content_type=self.stream_content_type)
 
-    @staticmethod
-    def _send(handler: BaseHTTPRequestHandler, status: int, payload: Mapping[str, Any], kind: str | None) -> None:
-        raw = json.dumps(payload).encode()
-        handler.send_response(status)
-        handler.send_header("content-type", "application/json")
-        if kind:
-            handler.send_header("x-amzn-ErrorType", kind)
-        handler.send_header("content-length", str(len(raw)))
-        handler.end_headers()
-        handler.wfile.write(raw)
+    def _error(self, status: int, message: str) -> Response:
+        return _bedrock_error(status, message, _BEDROCK_ERRORS.get(status, "InternalServerException"))
+
+    def _authorized(self, request: Request) -> bool:
+        value = request.headers.get("authorization", "")
+        return value.startswith("AWS4-HMAC-SHA256 ") or (
+            value.startswith("Bearer ") and bool(value.removeprefix("Bearer ").strip())
+        )
+
+    def _auth_error(self) -> Response:
+        return _bedrock_error(
+            401, "The security token included in the request is invalid.", "UnrecognizedClientException"
+        )
+
+    def _malformed_stream(self) -> list[bytes]:
+        return [_frame("messageStart", b'{"role": "assis')]
+
+
+def _bedrock_error(status: int, message: str, kind: str) -> Response:
+    return Response(status, {"message": message}, headers={"x-amzn-ErrorType": kind})

@@ -9,9 +9,11 @@ answered with Anthropic's 400 wording (docs/providers.md, Anthropic; and the
 well-known tool-pairing errors). ``AnthropicEmulator`` serves it
 over HTTP (``POST /v1/messages``, JSON or SSE) on 127.0.0.1.
 
-Replies are scripted: ``emulator.script(Think("..."), Call(...), ...)``;
-``Raw(block)`` puts any block in the reply as it is (server tool use, cited
-text). With thinking off, the scripted thinking is left out of the reply.
+Replies are scripted with ``Step`` (``emulator.script(Step(thinking=...,
+calls=[...]))``), or block by block as Claude returns them:
+``emulator.script(Think("..."), Call(...), ...)`` is one reply; ``Raw(block)``
+puts any block in the reply as it is (server tool use, cited text). With
+thinking off, the scripted thinking is left out of the reply.
 
 The binding is computed over the request's content as Claude reads it: cache
 breakpoints (``cache_control``) left out, plain string content read as one
@@ -42,13 +44,14 @@ import hashlib
 import hmac
 import json
 import re
-import threading
-from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import unquote
+
+from ._ids import tool_call_id
+from ._server import Emulator, Request, Response, Step
 
 BINDING_BETA = "thinking-binding-controls-2026-08-01"
 INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
@@ -220,6 +223,10 @@ class Claude:
     def __init__(self, secret: bytes = b"thinkseal-emulator-secret") -> None:
         self._secret = secret
         self._thought_calls: set[str] = set()  # tool_use ids returned together with thinking
+
+    def rotate(self) -> None:
+        """A new signing key: every block signed so far fails the signature check."""
+        self._secret = hashlib.sha256(self._secret + b"/rotated").digest()
 
     def _mac(self, *parts: Any) -> str:
         return hmac.new(self._secret, canon(list(parts)), hashlib.sha256).hexdigest()
@@ -398,11 +405,12 @@ def _check_source(block: Mapping[str, Any], where: str) -> None:
     """The sources Anthropic documents for images and documents."""
     source = block.get("source")
     kind = source.get("type") if isinstance(source, Mapping) else None
-    allowed = {
+    table: dict[str, dict[str, tuple[str, ...] | None]] = {
         "image": {"base64": IMAGE_TYPES, "url": None},
         "document": {"base64": ("application/pdf",), "url": None, "text": ("text/plain",), "content": None},
-    }[block["type"]]
-    if kind not in allowed:
+    }
+    allowed = table[block["type"]]
+    if not isinstance(kind, str) or kind not in allowed:
         raise ApiError(f"{where}.source.type: Input tag {kind!r} found using 'type' does not match the expected tags")
     assert isinstance(source, Mapping)
     media = allowed[kind]
@@ -595,66 +603,95 @@ def stream_events(message: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     yield {"type": "message_stop"}
 
 
-# -- the HTTP server -----------------------------------------------------------------------------
+# -- the emulator ---------------------------------------------------------------------------------
+
+# Errors Vertex AI's front end answers itself, in Google's shape; the rest come from Claude.
+_GOOGLE_STATUS = {401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
 
 
-class LoopbackServer:
-    """A real HTTP server on 127.0.0.1 (any free port) that hands each POST to
-    ``_handle``; shared by the Anthropic and Bedrock emulators."""
-
-    _server: ThreadingHTTPServer | None = None
-    _thread: threading.Thread | None = None
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def start(self) -> str:
-        emulator = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                pass  # keep test output clean
-
-            def do_POST(self) -> None:
-                emulator._handle(self)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self.base_url
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
-        raise NotImplementedError
-
-
-class AnthropicEmulator(LoopbackServer):
+class AnthropicEmulator(Emulator):
     """``POST /v1/messages`` and Vertex's ``...:rawPredict`` / ``...:streamRawPredict``
-    on 127.0.0.1; ``start()`` returns the base URL. ``claude`` signs and checks
-    for the Messages API, ``vertex`` (another key) for Vertex."""
+    on 127.0.0.1. ``claude`` signs and checks for the Messages API, ``vertex``
+    (another key) for Vertex. ``provider`` ("anthropic" or "vertex-anthropic")
+    only picks ``options`` and the shape of injected errors: both paths are served.
 
-    def __init__(self, claude: Claude | None = None, vertex: Claude | None = None) -> None:
+    ``script`` takes ``Step`` replies, or the blocks of one reply as Claude
+    returns them (``Think``, ``Redact``, ``Say``, ``Call``, ``Raw``)."""
+
+    def __init__(
+        self,
+        provider: str = "anthropic",
+        *,
+        port: int = 0,
+        require_auth: bool = False,
+        claude: Claude | None = None,
+        vertex: Claude | None = None,
+    ) -> None:
+        if provider not in ("anthropic", "vertex-anthropic"):
+            raise ValueError(f"not a Claude provider: {provider!r}")
+        super().__init__(port=port, require_auth=require_auth)
+        self.provider = provider
         self.claude = claude or Claude()
         self.vertex = vertex or Claude(b"thinkseal-emulator-secret/vertex")
-        self._script: deque[list[Scripted]] = deque()
-        self.requests: list[dict[str, Any]] = []  # every request body received, in order
-        self.paths: list[str] = []  # every request path received (the HTTP ones), in order
         self.outcomes: list[Outcome] = []  # per accepted request
         self.errors: list[str] = []  # every 400 message sent
-        self._lock = threading.Lock()
         self._count = 0
 
-    def script(self, *blocks: Scripted) -> None:
-        """Queue the next reply (each request takes one; default: a short text)."""
-        self._script.append(list(blocks))
+    @property
+    def options(self) -> Mapping[str, Any]:
+        if self.provider == "vertex-anthropic":
+            return MappingProxyType({"max_tokens": 1024, "project": "test-project", "region": "us-east5"})
+        return MappingProxyType({"max_tokens": 1024})
+
+    @property
+    def thinking_options(self) -> Mapping[str, Any]:
+        thinking = {"max_tokens": 2048, "thinking": {"type": "enabled", "budget_tokens": 1024}}
+        return MappingProxyType({**self.options, **thinking})
+
+    @property
+    def paths(self) -> list[str]:
+        """The path of every request received, in order (no query string)."""
+        return [r.path.split("?")[0] for r in self.requests]
+
+    def script(self, *items: Step | Scripted) -> None:
+        """Queue replies: each ``Step`` answers one request; Claude blocks
+        (``Think``, ``Say``, ``Call``...) given instead make up one reply."""
+        if all(isinstance(item, Step) for item in items):
+            super().script(*(item for item in items if isinstance(item, Step)))
+        elif any(isinstance(item, Step) for item in items):
+            raise TypeError("script takes Steps, or the blocks of one reply, not both")
+        else:
+            with self._lock:
+                self._script.append([item for item in items if not isinstance(item, Step)])
+
+    def _blocks(self) -> list[Scripted]:
+        item = self._take()
+        if item is None:
+            return [Say("Done.")]
+        if not isinstance(item, Step):
+            return list(item)
+        blocks: list[Scripted] = []
+        if item.thinking is not None:
+            blocks.append(Think(item.thinking))
+        if item.text is not None:
+            blocks.append(Say(item.text))
+        for k, (name, args) in enumerate(item.calls):
+            blocks.append(Call(tool_call_id(self.provider, f"{self._count}/{k}/{name}"), name, dict(args)))
+        return blocks or [Say("Done.")]
+
+    def _rotate(self) -> None:
+        self.claude.rotate()
+        self.vertex.rotate()
 
     # -- handling ------------------------------------------------------------------
 
@@ -664,7 +701,6 @@ class AnthropicEmulator(LoopbackServer):
         """The status and JSON message (or error) for one request; no HTTP involved.
         ``vertex_model``: the request came to Vertex's path for this model."""
         with self._lock:
-            self.requests.append(json.loads(json.dumps(body)))
             try:
                 if vertex_model is None:
                     if headers.get("anthropic-version") != "2023-06-01":
@@ -677,40 +713,54 @@ class AnthropicEmulator(LoopbackServer):
             except ApiError as err:
                 self.errors.append(err.message)
                 return err.status, err.body()
-            script = self._script.popleft() if self._script else [Say("Done.")]
             self._count += 1
+            script = self._blocks()
             self.outcomes.append(outcome)
             content = engine.reply(checked, script)
             return 200, message_json(checked["model"], content, outcome, self._count)
 
-    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
-        path = handler.path.split("?")[0]
+    def _answer(self, request: Request) -> Response:
+        path = request.path.split("?")[0]
         vertex = VERTEX_PATH.fullmatch(path)
         if path != "/v1/messages" and vertex is None:
-            _send_json(handler, 404, ApiError("Not found", 404, "not_found_error").body())
-            return
-        self.paths.append(path)
-        length = int(handler.headers.get("content-length") or 0)
-        try:
-            body = json.loads(handler.rfile.read(length))
-        except ValueError:
-            _send_json(handler, 400, ApiError("There was an issue with the request body: invalid JSON").body())
-            return
-        headers = {k.lower(): v for k, v in handler.headers.items()}
+            return Response(404, ApiError("Not found", 404, "not_found_error").body())
+        body = request.body
+        if not isinstance(body, dict):
+            return Response(400, ApiError("There was an issue with the request body: invalid JSON").body())
         model = None if vertex is None else unquote(vertex["model"])
-        status, payload = self.respond(body, headers, vertex_model=model)
+        status, payload = self.respond(body, request.headers, vertex_model=model)
         if status != 200 or not body.get("stream"):
-            _send_json(handler, status, payload)
-            return
-        handler.send_response(200)
-        handler.send_header("content-type", "text/event-stream")
-        handler.send_header("cache-control", "no-cache")
-        handler.end_headers()
-        for event in stream_events(payload):
-            data = json.dumps(event, separators=(",", ":"))
-            handler.wfile.write(f"event: {event['type']}\ndata: {data}\n\n".encode())
-        handler.wfile.flush()
-        handler.close_connection = True
+            return Response(status, payload)
+        chunks = [
+            f"event: {event['type']}\ndata: {json.dumps(event, separators=(',', ':'))}\n\n".encode()
+            for event in stream_events(payload)
+        ]
+        return Response(chunks=chunks, content_type="text/event-stream", headers={"cache-control": "no-cache"})
+
+    def _error(self, status: int, message: str) -> Response:
+        if self.provider == "vertex-anthropic" and status in _GOOGLE_STATUS:
+            return Response(status, {"error": {"code": status, "message": message, "status": _GOOGLE_STATUS[status]}})
+        kind = _ERROR_TYPES.get(status, "api_error")
+        return Response(status, ApiError(message, status, kind).body(), headers={"request-id": "req_emulated"})
+
+    def _authorized(self, request: Request) -> bool:
+        if VERTEX_PATH.fullmatch(request.path.split("?")[0]) is not None:
+            return _bearer(request.headers)
+        return bool(request.headers.get("x-api-key"))
+
+    def _auth_error(self) -> Response:
+        if self.provider == "vertex-anthropic":
+            message = (
+                "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or "
+                "other valid authentication credential."
+            )
+            return self._error(401, message)
+        return self._error(401, "invalid x-api-key")
+
+
+def _bearer(headers: Mapping[str, str]) -> bool:
+    value = headers.get("authorization", "")
+    return value.startswith("Bearer ") and bool(value.removeprefix("Bearer ").strip())
 
 
 def _vertex_body(body: Mapping[str, Any], model: str) -> dict[str, Any]:
@@ -721,12 +771,3 @@ def _vertex_body(body: Mapping[str, Any], model: str) -> dict[str, Any]:
     if "model" in body:
         raise ApiError(VERTEX_MODEL_IN_BODY)
     return {**{k: v for k, v in body.items() if k != "anthropic_version"}, "model": model}
-
-
-def _send_json(handler: BaseHTTPRequestHandler, status: int, payload: Mapping[str, Any]) -> None:
-    raw = json.dumps(payload).encode()
-    handler.send_response(status)
-    handler.send_header("content-type", "application/json")
-    handler.send_header("content-length", str(len(raw)))
-    handler.end_headers()
-    handler.wfile.write(raw)

@@ -38,8 +38,10 @@ with the provider's 400 error, every request the provider would reject:
   missing. (Z.ai documents this as a requirement but only degrades; the
   emulator is stricter so that a test fails.)
 
-Tests script the model's replies with ``ChatEmulator.reply`` and drive it with
-the official ``openai`` SDK (``sdk_create``) or with raw bytes.
+Replies are scripted with ``Step`` (or the provider-native ``Turn``, through
+``ChatEmulator.reply``). The check against the ``openai`` SDK's request
+TypedDict runs only when the openai SDK (and so pydantic) is installed;
+without it the provider's own rules above are still enforced.
 """
 
 from __future__ import annotations
@@ -48,24 +50,17 @@ import base64
 import copy
 import hashlib
 import hmac
-import inspect
 import json
-import threading
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from typing import Any, Self
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
-import openai
-import pydantic_core
-from openai.types.chat import ChatCompletionContentPartParam
-from openai.types.chat.completion_create_params import (
-    CompletionCreateParamsNonStreaming,
-    CompletionCreateParamsStreaming,
-)
-from pydantic import TypeAdapter
+from ._ids import tool_call_id
+from ._server import Emulator, Request, Response, Step
+
+if TYPE_CHECKING:
+    import openai
 
 # -- what each provider adds to OpenAI's request -----------------------------------
 
@@ -139,7 +134,7 @@ ZAI_PRESERVED_CHANGED = (
 )
 
 
-# -- the openai SDK's request schema, strict ---------------------------------------------
+# -- the openai SDK's request schema, strict (only when the SDK is installed) ---------------
 
 
 def _forbid_extra(node: Any) -> None:
@@ -153,28 +148,61 @@ def _forbid_extra(node: Any) -> None:
             _forbid_extra(value)
 
 
-def _strict(typed_dict: Any) -> pydantic_core.SchemaValidator:
+Validate = Callable[[Any], Any]
+
+
+def strict_validator(typed_dict: Any) -> Validate:
     """A validator of ``typed_dict`` that rejects unknown keys at every level
-    (pydantic ignores them in TypedDicts by default, which would hide a typo)."""
-    schema = copy.deepcopy(TypeAdapter(typed_dict).core_schema)
+    (pydantic ignores them in TypedDicts by default, which would hide a typo);
+    it raises ``ValueError`` (pydantic's ``ValidationError``). Needs pydantic."""
+    import pydantic  # noqa: PLC0415 (the SDK check runs only when the SDK is installed)
+    import pydantic_core  # noqa: PLC0415
+
+    schema = copy.deepcopy(pydantic.TypeAdapter(typed_dict).core_schema)
     _forbid_extra(schema)
-    return pydantic_core.SchemaValidator(schema)
+    validator = pydantic_core.SchemaValidator(schema)
+
+    def validate(value: Any) -> Any:
+        return drain(validator.validate_python(value))
+
+    return validate
 
 
-_NON_STREAMING = _strict(CompletionCreateParamsNonStreaming)
-_STREAMING = _strict(CompletionCreateParamsStreaming)
-
-
-def _drain(value: Any) -> Any:
-    # Iterable[...] fields validate lazily: iterate them so their errors surface.
+def drain(value: Any) -> Any:
+    """A validated value with its lazily validated ``Iterable`` fields iterated,
+    so their errors surface."""
     if isinstance(value, Mapping):
-        return {k: _drain(v) for k, v in value.items()}
+        return {k: drain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, Iterator)) or type(value).__name__ == "ValidatorIterator":
-        return [_drain(v) for v in value]
+        return [drain(v) for v in value]
     return value
 
 
-_USER_PART = _strict(ChatCompletionContentPartParam)
+def _load_chat_validators() -> tuple[Validate, Validate, Validate] | None:
+    """(non-streaming body, streaming body, user content part) validators from
+    the openai SDK's request types, or None when the SDK is not installed."""
+    try:
+        from openai.types.chat import ChatCompletionContentPartParam  # noqa: PLC0415
+        from openai.types.chat.completion_create_params import (  # noqa: PLC0415
+            CompletionCreateParamsNonStreaming,
+            CompletionCreateParamsStreaming,
+        )
+    except ImportError:
+        return None
+    return (
+        strict_validator(CompletionCreateParamsNonStreaming),
+        strict_validator(CompletionCreateParamsStreaming),
+        strict_validator(ChatCompletionContentPartParam),
+    )
+
+
+_CACHE_CHAT_VALIDATORS: list[tuple[Validate, Validate, Validate] | None] = []
+
+
+def _chat_validators() -> tuple[Validate, Validate, Validate] | None:
+    if not _CACHE_CHAT_VALIDATORS:
+        _CACHE_CHAT_VALIDATORS.append(_load_chat_validators())
+    return _CACHE_CHAT_VALIDATORS[0]
 
 
 def _without(value: Any, fields: frozenset[str]) -> Any:
@@ -190,6 +218,7 @@ def _sdk_content(message: Mapping[str, Any], provider: str, errors: list[str], w
     if not isinstance(content, list):
         return content
     ext = EXTENSIONS[provider].get("part", frozenset())
+    validators = _chat_validators()
     kept = []
     for j, part in enumerate(content):
         kind = part.get("type") if isinstance(part, Mapping) else None
@@ -202,10 +231,11 @@ def _sdk_content(message: Mapping[str, Any], provider: str, errors: list[str], w
             elif not isinstance(inner["url"], str):
                 errors.append(f"{where}.content.{j}.{kind}.url: expected a string")
         elif provider == "openrouter" and message.get("role") == "tool":
-            try:
-                _USER_PART.validate_python(part)
-            except pydantic_core.ValidationError as exc:
-                errors.append(f"{where}.content.{j}: {exc}")
+            if validators is not None:
+                try:
+                    validators[2](part)
+                except ValueError as exc:
+                    errors.append(f"{where}.content.{j}: {exc}")
         else:
             kept.append(part)
     return kept or ""
@@ -233,13 +263,16 @@ def without_extensions(body: Mapping[str, Any], provider: str, errors: list[str]
 
 def sdk_request_errors(body: Mapping[str, Any], provider: str) -> str | None:
     """Why ``body`` does not validate against the openai SDK's request TypedDict
-    (provider extensions removed), or None when it does."""
-    validator = _STREAMING if body.get("stream") else _NON_STREAMING
+    (provider extensions removed), or None when it does. Without the openai
+    SDK installed, only the provider's own part shapes are checked."""
+    validators = _chat_validators()
     errors: list[str] = []
-    try:
-        _drain(validator.validate_python(without_extensions(body, provider, errors)))
-    except pydantic_core.ValidationError as exc:
-        errors.append(str(exc))
+    stripped = without_extensions(body, provider, errors)
+    if validators is not None:
+        try:
+            (validators[1] if body.get("stream") else validators[0])(stripped)
+        except ValueError as exc:
+            errors.append(str(exc))
     return "; ".join(errors) or None
 
 
@@ -273,26 +306,6 @@ def content_errors(body: Mapping[str, Any], provider: str) -> str | None:
     return None
 
 
-# -- driving it with the SDK --------------------------------------------------------------
-
-# Arguments of an SDK method that are not body fields.
-_NOT_BODY = frozenset({"self", "extra_body", "extra_headers", "extra_query", "timeout"})
-
-
-def sdk_call(create: Callable[..., Any], body: Mapping[str, Any]) -> Any:
-    """The SDK method ``create`` with ``body``: the fields it knows as arguments,
-    anything else (a provider's own fields) through ``extra_body``."""
-    known_names = frozenset(inspect.signature(create).parameters) - _NOT_BODY
-    known = {k: v for k, v in body.items() if k in known_names}
-    extra = {k: v for k, v in body.items() if k not in known_names}
-    return create(**known, extra_body=extra or None)
-
-
-def sdk_create(client: openai.OpenAI, body: Mapping[str, Any]) -> Any:
-    """``client.chat.completions.create`` with ``body`` (see ``sdk_call``)."""
-    return sdk_call(client.chat.completions.create, body)
-
-
 # -- scripted replies ----------------------------------------------------------------------
 
 
@@ -317,13 +330,6 @@ class _Issued:
     prefix: bytes
 
 
-@dataclass
-class Received:
-    path: str
-    raw: bytes
-    body: Any
-
-
 def _canonical(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
@@ -333,126 +339,142 @@ def _pieces(text: str, n: int = 3) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-@dataclass
-class _State:
-    replies: deque[Turn] = field(default_factory=deque)
-    issued: dict[str, _Issued] = field(default_factory=dict)  # openrouter: signature or data -> record
-    reasoning_by_turn: dict[tuple[str, tuple[str, ...]], str] = field(default_factory=dict)  # zai
-    requests: list[Received] = field(default_factory=list)
-    count: int = 0
+# The options that turn reasoning on, in each provider's own names.
+_THINKING_OPTIONS: dict[str, dict[str, Any]] = {
+    "openrouter": {"reasoning": {"effort": "medium"}},
+    "deepseek": {"thinking": {"type": "enabled"}},
+    "zai": {"thinking": {"type": "enabled"}},
+    "openai": {"reasoning_effort": "medium"},
+}
+
+# What each provider calls its error types (fault injection and auth errors).
+_OPENAI_TYPES = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("invalid_request_error", "unsupported_country_region_territory"),
+    404: ("invalid_request_error", "model_not_found"),
+    429: ("requests", "rate_limit_exceeded"),
+    500: ("server_error", None),
+    503: ("server_error", None),
+}
 
 
-class LocalServer:
-    """A real HTTP server on 127.0.0.1 (an ephemeral port) that answers each POST
-    with ``answer(path, body bytes, headers)``: (status, payload, whether it is
-    an SSE stream). ``base_url`` is the server's address and ``base_path``."""
+class ChatEmulator(Emulator):
+    """The emulated provider ``provider`` ("openrouter", "deepseek", "zai" or "openai").
 
-    base_path = ""
+    Script replies with ``Step``, or with the provider-native ``Turn``
+    (``reply(Turn(...))``) for what a ``Step`` cannot say (OpenRouter's
+    encrypted items and annotations, reasoning for OpenAI-compatible servers)."""
 
-    def __init__(self) -> None:
-        self._server: ThreadingHTTPServer | None = None
-
-    def answer(self, path: str, raw: bytes, headers: Mapping[str, str]) -> tuple[int, bytes, bool]:
-        raise NotImplementedError
-
-    def start(self) -> Self:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                status, payload, sse = server.answer(self.path, raw, self.headers)
-                self.send_response(status)
-                self.send_header("Content-Type", "text/event-stream" if sse else "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def base_url(self) -> str:
-        """The provider's base URL on this server (give it to ``openai.OpenAI``)."""
-        assert self._server is not None, "emulator not started"
-        return f"http://127.0.0.1:{self._server.server_address[1]}{self.base_path}"
-
-    def url(self, path: str) -> str:
-        return self.base_url + path
-
-
-class ChatEmulator(LocalServer):
-    """The emulated provider ``provider`` ("openrouter", "deepseek", "zai" or "openai")."""
-
-    def __init__(self, provider: str) -> None:
+    def __init__(self, provider: str, *, port: int = 0, require_auth: bool = False) -> None:
         if provider not in BASE_PATHS:
             raise ValueError(provider)
-        super().__init__()
+        super().__init__(port=port, require_auth=require_auth)
         self.provider = provider
         self.base_path = BASE_PATHS[provider]
         self._secret = b"emulator-secret-" + provider.encode()
-        self._state = _State()
-        self._lock = threading.Lock()
-
-    def answer(self, path: str, raw: bytes, headers: Mapping[str, str]) -> tuple[int, bytes, bool]:
-        return self.handle(path, raw)
-
-    def client(self) -> openai.OpenAI:
-        return openai.OpenAI(base_url=self.base_url, api_key="test", max_retries=0)
-
-    # -- scripting and inspection ---------------------------------------------
-
-    def reply(self, turn: Turn | None = None, /, **fields: Any) -> None:
-        """Queue the model's next reply (``Turn`` fields as keywords)."""
-        with self._lock:
-            self._state.replies.append(turn or Turn(**fields))
+        self._issued: dict[str, _Issued] = {}  # openrouter: signature or data -> record
+        self._reasoning_by_turn: dict[tuple[str, tuple[str, ...]], str] = {}  # zai
+        self._count = 0
 
     @property
-    def requests(self) -> list[Received]:
+    def thinking_options(self) -> Mapping[str, Any]:
+        return MappingProxyType(_THINKING_OPTIONS[self.provider])
+
+    def client(self) -> openai.OpenAI:
+        """An ``openai.OpenAI`` client of this server (needs the openai SDK)."""
+        import openai  # noqa: PLC0415 (the SDK is optional)
+
+        return openai.OpenAI(base_url=self.base_url, api_key="test", max_retries=0)
+
+    # -- scripting -------------------------------------------------------------------
+
+    def reply(self, turn: Turn | None = None, /, **fields: Any) -> None:
+        """Queue the model's next reply as a provider-native ``Turn`` (or its fields as keywords)."""
         with self._lock:
-            return list(self._state.requests)
+            self._script.append(turn or Turn(**fields))
+
+    def _turn(self) -> Turn:
+        item = self._take()
+        if item is None:
+            return Turn(content="Done.")
+        if not isinstance(item, Step):
+            assert isinstance(item, Turn)
+            return item
+        calls = [
+            (tool_call_id(self.provider, f"{self._count}/{k}/{name}"), name, args)
+            for k, (name, args) in enumerate(item.calls)
+        ]
+        # OpenAI's chat completions return no reasoning: its cost only (usage).
+        reasoning = None if self.provider == "openai" else item.thinking
+        return Turn(content=item.text, reasoning=reasoning, tool_calls=calls)
+
+    def _rotate(self) -> None:
+        self._issued.clear()  # OpenRouter verifies replayed items against what it issued
+        self._secret = hashlib.sha256(self._secret).digest()
+
+    # -- HTTP --------------------------------------------------------------------------
+
+    def _answer(self, request: Request) -> Response:
+        status, payload, chunks = self._handle(request)
+        if chunks is not None:
+            return Response(chunks=chunks, content_type="text/event-stream")
+        return Response(status, data=payload)
+
+    def handle(self, path: str, raw: bytes) -> tuple[int, bytes, bool]:
+        """(status, body, whether it is a stream) for one request; no HTTP involved."""
+        request = Request("POST", path, MappingProxyType({}), raw, None)
+        self._record(request)
+        status, payload, chunks = self._handle(request)
+        return (status, b"".join(chunks), True) if chunks is not None else (status, payload, False)
+
+    def _error(self, status: int, message: str) -> Response:
+        if self.provider == "openrouter":
+            return Response(status, {"error": {"code": status, "message": message, "metadata": {}}})
+        if self.provider == "zai":
+            codes = {401: "1000", 429: "1302", 500: "500", 503: "1305"}
+            return Response(status, {"error": {"code": codes.get(status, str(status)), "message": message}})
+        kind, code = _OPENAI_TYPES.get(status, ("server_error" if status >= 500 else "invalid_request_error", None))
+        return Response(status, {"error": {"message": message, "type": kind, "param": None, "code": code}})
+
+    def _authorized(self, request: Request) -> bool:
+        value = request.headers.get("authorization", "")
+        return value.startswith("Bearer ") and bool(value.removeprefix("Bearer ").strip())
+
+    def _auth_error(self) -> Response:
+        if self.provider == "openrouter":
+            return self._error(401, "No auth credentials found")
+        if self.provider == "zai":
+            return self._error(401, "Authorization Token Missing")
+        return self._error(
+            401,
+            "You didn't provide an API key. You need to provide your API key in an Authorization header using "
+            "Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+        )
 
     # -- the provider --------------------------------------------------------------
 
-    def handle(self, path: str, raw: bytes) -> tuple[int, bytes, bool]:
+    def _handle(self, request: Request) -> tuple[int, bytes, list[bytes] | None]:
         with self._lock:
+            path = request.path.split("?")[0]
             if path != BASE_PATHS[self.provider] + "/chat/completions":
-                return 404, _canonical({"error": {"message": f"no route {path}", "code": 404}}), False
+                return 404, _canonical({"error": {"message": f"no route {path}", "code": 404}}), None
             try:
-                body = json.loads(raw)
+                body = json.loads(request.raw)
             except ValueError as exc:
-                return self._error(f"invalid JSON body: {exc}")
-            self._state.requests.append(Received(path, raw, body))
+                return self._bad_request(f"invalid JSON body: {exc}")
             problem = self._check(body)
             if problem is not None:
-                return self._error(problem)
-            turn = self._state.replies.popleft() if self._state.replies else Turn(content="ok")
+                return self._bad_request(problem)
+            turn = self._turn()
             response = self._respond(body, turn)
             if body.get("stream"):
-                return 200, self._sse(body, response), True
-            return 200, _canonical(response), False
+                return 200, b"", self._sse(body, response)
+            return 200, _canonical(response), None
 
-    def _error(self, message: str) -> tuple[int, bytes, bool]:
+    def _bad_request(self, message: str) -> tuple[int, bytes, None]:
         error = {"message": message, "type": "invalid_request_error", "param": None, "code": "invalid_request_error"}
-        return 400, _canonical({"error": error}), False
+        return 400, _canonical({"error": error}), None
 
     def _check(self, body: Any) -> str | None:
         if not isinstance(body, dict):
@@ -490,7 +512,7 @@ class ChatEmulator(LocalServer):
         for i, message in enumerate(body["messages"]):
             if message["role"] != "assistant":
                 continue
-            issued = self._state.reasoning_by_turn.get(_turn_key(message))
+            issued = self._reasoning_by_turn.get(_turn_key(message))
             if issued is not None and message.get("reasoning_content") != issued:
                 return ZAI_PRESERVED_CHANGED.format(i=i)
         return None
@@ -506,7 +528,7 @@ class ChatEmulator(LocalServer):
             first: _Issued | None = None
             for j, item in enumerate(details):
                 token = item.get("signature") or item.get("data") if isinstance(item, dict) else None
-                record = self._state.issued.get(token) if isinstance(token, str) else None
+                record = self._issued.get(token) if isinstance(token, str) else None
                 if record is None or record.model != body["model"]:
                     return ANTHROPIC_INVALID_SIGNATURE.format(i=i, j=j)
                 first = first or record
@@ -534,8 +556,8 @@ class ChatEmulator(LocalServer):
     # -- replies ---------------------------------------------------------------------
 
     def _respond(self, body: Mapping[str, Any], turn: Turn) -> dict[str, Any]:
-        self._state.count += 1
-        n = self._state.count
+        self._count += 1
+        n = self._count
         message: dict[str, Any] = {"role": "assistant", "content": turn.content or ""}
         if self.provider == "openrouter":
             message["refusal"] = None
@@ -553,7 +575,7 @@ class ChatEmulator(LocalServer):
                 for cid, name, args in turn.tool_calls
             ]
         if self.provider == "zai" and turn.reasoning:
-            self._state.reasoning_by_turn[_turn_key(message)] = turn.reasoning
+            self._reasoning_by_turn[_turn_key(message)] = turn.reasoning
         choice: dict[str, Any] = {
             "index": 0,
             "message": message,
@@ -607,17 +629,17 @@ class ChatEmulator(LocalServer):
         group = items[0]["signature"]
         for position, item in enumerate(items):
             token = item.get("signature") or item["data"]
-            self._state.issued[token] = _Issued(group, position, count, _canonical(item), body["model"], prefix)
+            self._issued[token] = _Issued(group, position, count, _canonical(item), body["model"], prefix)
         return items
 
-    def _sse(self, body: Mapping[str, Any], response: Mapping[str, Any]) -> bytes:
+    def _sse(self, body: Mapping[str, Any], response: Mapping[str, Any]) -> list[bytes]:
         events = [*self._chunks(response)]
         if (body.get("stream_options") or {}).get("include_usage"):
             events.append({**_chunk_base(response), "choices": [], "usage": response["usage"]})
         lines = [b"data: " + _canonical(e) + b"\n\n" for e in events]
         if self.provider == "openrouter":
             lines.insert(0, b": OPENROUTER PROCESSING\n\n")
-        return b"".join(lines) + b"data: [DONE]\n\n"
+        return [*lines, b"data: [DONE]\n\n"]
 
     def _chunks(self, response: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         """The streamed form of ``response``, split the way the provider streams."""
@@ -701,24 +723,3 @@ def _check_pairing(messages: Sequence[Mapping[str, Any]]) -> str | None:
     if open_calls:
         return OPENAI_UNANSWERED_CALLS.format(ids=", ".join(c for c in pending if c in open_calls))
     return None
-
-
-# -- test support shared by the chat-provider tests ------------------------------------------
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-
-
-def fixture(provider: str, name: str) -> Any:
-    """A recorded response (``<name>.json``) or stream (``<name>.stream.json``)."""
-    return json.loads((FIXTURES / provider / f"{name}.json").read_text(encoding="utf-8"))
-
-
-def check_request(req: Any, provider: str) -> dict[str, Any]:
-    """The checks every prepared request must pass: its bytes are its body, the
-    path is the provider's, and the body validates against the openai SDK's
-    request type once the provider's extensions (``EXTENSIONS``) are removed."""
-    assert json.loads(req.content) == req.body
-    assert req.path == "/chat/completions"
-    errors = sdk_request_errors(req.body, provider)
-    assert errors is None, errors
-    return dict(req.body)

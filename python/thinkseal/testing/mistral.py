@@ -15,8 +15,11 @@ Requests are parsed the way the ``mistralai`` SDK models them
   emulator issued for that text after that very prefix (an HMAC over the
   model, the tools and every earlier message as parsed), or it is rejected.
 
-Replies are signed when scripted so (``Reply.signed``). Error wording not
-quoted from Mistral is the emulator's own.
+Replies are scripted with ``Step`` (thinking signed) or the provider-native
+``Reply`` (signed when ``Reply.signed``). Error wording not quoted from
+Mistral is the emulator's own. The request is parsed with the ``mistralai``
+SDK's model only when that SDK is installed; without it the rules above are
+checked on the body as sent.
 """
 
 from __future__ import annotations
@@ -26,31 +29,39 @@ import hashlib
 import hmac
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
-from mistralai.client.models import (
-    AssistantMessage,
-    ChatCompletionRequest,
-    SystemMessage,
-    ToolMessage,
-    UserMessage,
-)
-from pydantic import ValidationError as PydanticError
-
-from .ollama import Answer, RequestRejected, ScriptedEmulator
+from ._ids import tool_call_id
+from ._server import Emulator, Request, RequestRejected, Response, Step
 
 PATH = "/v1/chat/completions"
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 TOOL_CALL_ID = re.compile(r"[A-Za-z0-9]{9}")
 SECRET = b"mistral-emulator-signing-key"
 
-_FIELDS = {f.alias or n for n, f in ChatCompletionRequest.model_fields.items()}
-_MESSAGE_FIELDS = {
-    cls.model_fields["role"].default: {f.alias or n for n, f in cls.model_fields.items()}
-    for cls in (AssistantMessage, SystemMessage, ToolMessage, UserMessage)
-}
+
+def _load_sdk() -> tuple[Any, set[str], dict[str, set[str]]] | None:
+    """The mistralai SDK's request model, its fields and each message role's
+    fields, or None when the SDK is not installed."""
+    try:
+        from mistralai.client.models import (  # noqa: PLC0415 (the SDK check runs only when it is installed)
+            AssistantMessage,
+            ChatCompletionRequest,
+            SystemMessage,
+            ToolMessage,
+            UserMessage,
+        )
+    except ImportError:
+        return None
+    fields = {f.alias or n for n, f in ChatCompletionRequest.model_fields.items()}
+    messages = {
+        cls.model_fields["role"].default: {f.alias or n for n, f in cls.model_fields.items()}
+        for cls in (AssistantMessage, SystemMessage, ToolMessage, UserMessage)
+    }
+    return ChatCompletionRequest, fields, messages
 
 
 @dataclass
@@ -65,14 +76,23 @@ class Reply:
     cut: bool = False
 
 
+_CACHE_SDK: list[tuple[Any, set[str], dict[str, set[str]]] | None] = []
+
+
+def _sdk() -> tuple[Any, set[str], dict[str, set[str]]] | None:
+    if not _CACHE_SDK:
+        _CACHE_SDK.append(_load_sdk())
+    return _CACHE_SDK[0]
+
+
 def canonical(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def signature(model: str, tools: Any, prefix: list[Any], text: str) -> str:
+def signature(model: str, tools: Any, prefix: list[Any], text: str, secret: bytes = SECRET) -> str:
     """The emulator's signature of thinking ``text`` produced after ``prefix``."""
     material = canonical({"model": model, "tools": tools, "prefix": prefix, "thinking": text})
-    return base64.b64encode(hmac.new(SECRET, material, hashlib.sha256).digest()).decode()
+    return base64.b64encode(hmac.new(secret, material, hashlib.sha256).digest()).decode()
 
 
 def _bad_request(message: str, kind: str = "invalid_request_error", code: str | None = None) -> RequestRejected:
@@ -84,34 +104,63 @@ def _unprocessable(loc: list[Any], message: str, kind: str = "value_error") -> R
 
 
 def parse_request(body: Any) -> dict[str, Any]:
-    """``body`` as the SDK's request model reads it (a normalised dict), or ``RequestRejected``."""
+    """``body`` as the SDK's request model reads it (a normalised dict), or
+    ``RequestRejected``. Without the mistralai SDK installed, the body is
+    taken as it is, after a check of its outline."""
     if not isinstance(body, dict):
         raise _unprocessable([], "Input should be a valid dictionary")
+    _check_enums(body)  # before the SDK's model, which reads an unknown value as None
+    sdk = _sdk()
+    if sdk is None:
+        return _outline(body)
+    model, fields, message_fields = sdk
     for key in body:
-        if key not in _FIELDS:
+        if key not in fields:
             raise _unprocessable([key], "Extra inputs are not permitted", "extra_forbidden")
     for i, message in enumerate(body.get("messages") or []):
-        allowed = _MESSAGE_FIELDS.get(message.get("role")) if isinstance(message, dict) else None
+        allowed = message_fields.get(str(message.get("role"))) if isinstance(message, dict) else None
         if allowed is None:
             continue  # the model reports a bad message below
         for key in message:
             if key not in allowed:
                 raise _unprocessable(["messages", i, key], "Extra inputs are not permitted", "extra_forbidden")
     try:
-        parsed = ChatCompletionRequest.model_validate(body)
-    except PydanticError as exc:
+        parsed = model.model_validate(body)
+    except ValueError as exc:  # pydantic's ValidationError
         raise _unprocessable([], str(exc)) from None
     normalised: dict[str, Any] = parsed.model_dump(by_alias=True, mode="json")
     return normalised
 
 
-def check_request(request: dict[str, Any]) -> None:
-    """Mistral's rules on a parsed request (see the module docstring)."""
+def _outline(body: dict[str, Any]) -> dict[str, Any]:
+    """The checks the SDK's model makes that the rules below rely on."""
+    if not isinstance(body.get("model"), str):
+        raise _unprocessable(["model"], "Field required", "missing")
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        raise _unprocessable(["messages"], "Field required", "missing")
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") not in ("system", "user", "assistant", "tool"):
+            raise _unprocessable(
+                ["messages", i], "Input tag found using 'role' does not match any of the expected tags"
+            )
+        for call in message.get("tool_calls") or []:
+            if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
+                raise _unprocessable(["messages", i, "tool_calls"], "Input should be a valid dictionary")
+    return body
+
+
+def _check_enums(request: dict[str, Any]) -> None:
     effort = request.get("reasoning_effort")
     if effort is not None and effort not in REASONING_EFFORTS:
         raise _unprocessable(["reasoning_effort"], f"Input should be one of {', '.join(REASONING_EFFORTS)}")
     if request.get("prompt_mode") not in (None, "reasoning"):
         raise _unprocessable(["prompt_mode"], "Input should be 'reasoning'")
+
+
+def check_request(request: dict[str, Any], secret: bytes = SECRET) -> None:
+    """Mistral's rules on a parsed request (see the module docstring)."""
+    _check_enums(request)
     messages = request["messages"]
     if not messages:
         raise _bad_request("messages must not be empty")
@@ -129,7 +178,7 @@ def check_request(request: dict[str, Any]) -> None:
         if open_ids:
             raise _bad_request("Not the same number of function calls and responses")
         if role == "assistant":
-            open_ids = _check_assistant(request, i)
+            open_ids = _check_assistant(request, i, secret)
     if open_ids:
         raise _bad_request("Not the same number of function calls and responses")
     last = messages[-1]
@@ -139,7 +188,7 @@ def check_request(request: dict[str, Any]) -> None:
         )
 
 
-def _check_assistant(request: dict[str, Any], index: int) -> list[str]:
+def _check_assistant(request: dict[str, Any], index: int, secret: bytes) -> list[str]:
     message = request["messages"][index]
     content = message.get("content")
     calls = message.get("tool_calls") or []
@@ -152,7 +201,7 @@ def _check_assistant(request: dict[str, Any], index: int) -> list[str]:
     for j, chunk in enumerate(chunks):
         if chunk.get("type") == "thinking" and chunk.get("signature") is not None:
             text = "".join(t["text"] for t in chunk["thinking"] if t.get("type") == "text")
-            expected = signature(request["model"], request.get("tools"), request["messages"][:index], text)
+            expected = signature(request["model"], request.get("tools"), request["messages"][:index], text, secret)
             if not hmac.compare_digest(expected, chunk["signature"]):
                 raise _bad_request(
                     f"messages[{index}].content[{j}]: invalid signature for this thinking chunk and conversation"
@@ -253,26 +302,74 @@ def _split(text: str, count: int = 3) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-class MistralEmulator(ScriptedEmulator[Reply]):
-    """Scripted replies behind the enforced chat-completions rules. ``requests``
-    holds every body received (as sent), accepted or not."""
+_ERROR_TYPES = {401: "unauthorized", 403: "forbidden", 404: "not_found", 429: "rate_limited"}
 
-    def _handle(self, path: str, headers: dict[str, str], body: Any) -> Answer:
-        self.requests.append(body)
-        if path != PATH:
-            return Answer(404, {"object": "error", "message": "Not Found"})
-        if not headers.get("authorization", "").startswith("Bearer "):
-            return Answer(401, {"object": "error", "message": "Unauthorized"})
-        request = parse_request(body)
-        check_request(request)
-        if not self.replies:
-            return Answer(500, {"object": "error", "message": "emulator: no scripted reply left"})
-        reply = self.replies.popleft()
-        model = request["model"]
-        sign = signature(model, request.get("tools"), request["messages"], reply.thinking) if reply.signed else None
-        if not request.get("stream"):
-            return Answer(body=reply_body(model, reply, sign))
+
+class MistralEmulator(Emulator):
+    """Scripted replies behind the enforced chat-completions rules. A ``Step``'s
+    thinking comes back as a signed thinking chunk; the provider-native
+    ``Reply`` (``queue(Reply(...))``) can leave it unsigned or cut a stream."""
+
+    provider = "mistral"
+
+    def __init__(self, *, port: int = 0, require_auth: bool = False) -> None:
+        super().__init__(port=port, require_auth=require_auth)
+        self._secret = SECRET
+        self._count = 0
+
+    @property
+    def thinking_options(self) -> Mapping[str, Any]:
+        return MappingProxyType({"reasoning_effort": "high"})
+
+    def queue(self, *replies: Reply) -> None:
+        """Queue provider-native replies (each answers one request)."""
+        with self._lock:
+            self._script.extend(replies)
+
+    def _reply(self) -> Reply:
+        item = self._take()
+        self._count += 1
+        if item is None:
+            return Reply(content="Done.")
+        if isinstance(item, Step):
+            calls = [
+                (tool_call_id(self.provider, f"{self._count}/{k}/{name}"), name, dict(args))
+                for k, (name, args) in enumerate(item.calls)
+            ]
+            return Reply(content=item.text or "", thinking=item.thinking or "", tool_calls=calls, signed=True)
+        assert isinstance(item, Reply)
+        return item
+
+    def _rotate(self) -> None:
+        self._secret = hashlib.sha256(self._secret + b"/rotated").digest()
+
+    def _error(self, status: int, message: str) -> Response:
+        kind = _ERROR_TYPES.get(status, "internal_server_error" if status >= 500 else "invalid_request_error")
+        return Response(status, {"object": "error", "message": message, "type": kind, "param": None, "code": None})
+
+    def _authorized(self, request: Request) -> bool:
+        value = request.headers.get("authorization", "")
+        return value.startswith("Bearer ") and bool(value.removeprefix("Bearer ").strip())
+
+    def _auth_error(self) -> Response:
+        return Response(401, {"message": "Unauthorized", "request_id": "emulated"})
+
+    def _answer(self, request: Request) -> Response:
+        if request.path.split("?")[0] != PATH:
+            return Response(404, {"object": "error", "message": "Not Found"})
+        request_body = parse_request(request.body)
+        with self._lock:
+            check_request(request_body, self._secret)
+            reply = self._reply()
+            model = request_body["model"]
+            sign = (
+                signature(model, request_body.get("tools"), request_body["messages"], reply.thinking, self._secret)
+                if reply.signed and reply.thinking
+                else None
+            )
+        if not request_body.get("stream"):
+            return Response(body=reply_body(model, reply, sign))
         lines = [b"data: " + json.dumps(e).encode() + b"\n\n" for e in stream_events(model, reply, sign)]
         if not reply.cut:
             lines.append(b"data: [DONE]\n\n")
-        return Answer(lines=lines, content_type="text/event-stream")
+        return Response(chunks=lines, content_type="text/event-stream")

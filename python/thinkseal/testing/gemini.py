@@ -30,7 +30,9 @@ each also as ``:streamGenerateContent?alt=sse``) and answers scripted replies.
   parts, by name in call order (``PAIRING``, ``FC_POSITION``).
 - ``thinkingConfig`` with both a budget and a level: ``BOTH_BUDGET_AND_LEVEL``.
 
-Error bodies are Google's: ``{"error": {"code": 400, "message", "status":
+Replies are scripted with ``Step`` (its thinking becomes a thought summary,
+returned with ``includeThoughts``, and the signature goes on the part after
+it) or the provider-native ``Reply``. Error bodies are Google's: ``{"error": {"code": 400, "message", "status":
 "INVALID_ARGUMENT"}}``. Where each string comes from is in
 docs/providers.md (Gemini, Vertex AI).
 """
@@ -44,10 +46,11 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import parse_qs, unquote, urlsplit
 
-from .ollama import Answer, RequestRejected, ScriptedEmulator
+from ._server import Emulator, Request, RequestRejected, Response, Step
 
 MISSING = (
     "Function call is missing a thought_signature in functionCall parts. This is required for tools to work "
@@ -163,12 +166,89 @@ class Signer:
         return base64.b64encode(hmac.new(self.secret, material, hashlib.sha256).digest()).decode()
 
 
-class GeminiEmulator(ScriptedEmulator[Reply]):
-    """Scripted replies behind the enforced rules, on both services' paths.
-    ``requests`` holds every body received, accepted or not."""
+_GOOGLE_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    409: "ABORTED",
+    429: "RESOURCE_EXHAUSTED",
+    499: "CANCELLED",
+    500: "INTERNAL",
+    501: "NOT_IMPLEMENTED",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
 
-    def _handle(self, path: str, headers: dict[str, str], body: Any) -> Answer:
-        self.requests.append(body)
+
+class GeminiEmulator(Emulator):
+    """Scripted replies behind the enforced rules, on both services' paths.
+    ``provider`` ("gemini" or "vertex-gemini") only picks ``options``: both
+    paths are served. Script with ``Step``, or the provider-native ``Reply``
+    (``queue(Reply(...))``) for call ids or a cut stream."""
+
+    def __init__(self, provider: str = "gemini", *, port: int = 0, require_auth: bool = False) -> None:
+        if provider not in ("gemini", "vertex-gemini"):
+            raise ValueError(f"not a Gemini provider: {provider!r}")
+        super().__init__(port=port, require_auth=require_auth)
+        self.provider = provider
+        self._secret = b"gemini-emulator-secret"
+
+    @property
+    def options(self) -> Mapping[str, Any]:
+        if self.provider == "vertex-gemini":
+            return MappingProxyType({"project": "test-project", "location": "us-central1"})
+        return MappingProxyType({})
+
+    @property
+    def thinking_options(self) -> Mapping[str, Any]:
+        thinking = {"generationConfig": {"thinkingConfig": {"thinkingLevel": "HIGH", "includeThoughts": True}}}
+        return MappingProxyType({**self.options, **thinking})
+
+    def queue(self, *replies: Reply) -> None:
+        """Queue provider-native replies (each answers one request)."""
+        with self._lock:
+            self._script.extend(replies)
+
+    def _reply(self) -> Reply:
+        item = self._take()
+        if item is None:
+            return Reply(text="Done.")
+        if isinstance(item, Step):
+            return Reply(thought=item.thinking or "", text=item.text or "", calls=list(item.calls))
+        assert isinstance(item, Reply)
+        return item
+
+    def _rotate(self) -> None:
+        self._secret = hashlib.sha256(self._secret + b"/rotated").digest()
+
+    def _streaming(self, request: Request) -> bool:
+        return ":streamGenerateContent" in request.path
+
+    def _error(self, status: int, message: str) -> Response:
+        google = _GOOGLE_STATUS.get(status, "INTERNAL" if status >= 500 else "FAILED_PRECONDITION")
+        return Response(status, {"error": {"code": status, "message": message, "status": google}})
+
+    def _authorized(self, request: Request) -> bool:
+        if _VERTEX_PATH.fullmatch(request.path) is not None:
+            value = request.headers.get("authorization", "")
+            return value.startswith("Bearer ") and bool(value.removeprefix("Bearer ").strip())
+        keys = parse_qs(urlsplit(request.path).query).get("key", [])
+        return bool(request.headers.get("x-goog-api-key")) or any(keys)
+
+    def _auth_error(self) -> Response:
+        if self.provider == "vertex-gemini":
+            return self._error(
+                401,
+                "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or "
+                "other valid authentication credential.",
+            )
+        return self._error(401, "API key not valid. Please pass a valid API key.")
+
+    def _answer(self, request: Request) -> Response:
+        body = request.body
+        path = request.path
+        headers = request.headers
         if (match := _GEMINI_PATH.fullmatch(path)) is not None:
             service, model, action, sse = "gemini", unquote(match[1]), match[2], match[3]
             account = headers.get("x-goog-api-key", "")
@@ -180,11 +260,11 @@ class GeminiEmulator(ScriptedEmulator[Reply]):
         stream = action == "streamGenerateContent"
         if stream and not sse:
             raise _error("emulator: streamGenerateContent is served as SSE only (?alt=sse)")
-        signer = Signer(service, model, account, body if isinstance(body, dict) else {})
-        check_request(body, signer)
-        if not self.replies:
-            raise _error("emulator: no scripted reply left", 500, "INTERNAL")
-        reply = self.replies.popleft()
+        with self._lock:
+            signer = Signer(service, model, account, body if isinstance(body, dict) else {}, self._secret)
+            check_request(body, signer)
+            reply = self._reply()
+            number = len(self._requests)
         thinking = ((body.get("generationConfig") or {}).get("thinkingConfig") or {}).get("includeThoughts") is True
         parts = reply_parts(reply, signer, body["contents"], thinking)
         response = {
@@ -196,13 +276,13 @@ class GeminiEmulator(ScriptedEmulator[Reply]):
                 "totalTokenCount": 49,
             },
             "modelVersion": model,
-            "responseId": f"resp-{len(self.requests)}",
+            "responseId": f"resp-{number}",
         }
         if not stream:
-            return Answer(body=response)
+            return Response(body=response)
         chunks = stream_chunks(response, cut=reply.cut)
         lines = [b"data: " + json.dumps(c).encode() + b"\r\n\r\n" for c in chunks]
-        return Answer(lines=lines, content_type="text/event-stream")
+        return Response(chunks=lines, content_type="text/event-stream")
 
 
 def check_request(body: Any, signer: Signer) -> None:

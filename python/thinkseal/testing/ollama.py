@@ -14,8 +14,9 @@ goes on). Wording not quoted from Ollama is the emulator's own.
 Like Ollama, it streams unless the body says ``"stream": false``; it leaves
 thinking out when the request says ``"think": false``.
 
-``JsonServer`` (the HTTP plumbing) and ``assert_recognised`` are shared with
-the Mistral emulator and tests.
+Replies are scripted with ``Step``, or with the provider-native ``Reply``
+(``queue(Reply(...))``) for a cut stream or an error line. Ollama takes no
+credentials: ``require_auth`` checks nothing.
 """
 
 from __future__ import annotations
@@ -23,138 +24,16 @@ from __future__ import annotations
 import base64
 import json
 import string
-import threading
-from collections import deque
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Generic, TypeVar
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from ._server import Emulator, Request, RequestRejected, Response, Step
 
 THINK_LEVELS = ("high", "medium", "low", "max")
 ROLES = ("system", "user", "assistant", "tool")
 CREATED_AT = "2026-11-30T12:00:00.000000Z"
-
-
-class RequestRejected(Exception):
-    """A request the emulated provider refuses: ``status`` and the JSON ``body`` it answers."""
-
-    def __init__(self, status: int, body: dict[str, Any]) -> None:
-        super().__init__(json.dumps(body))
-        self.status = status
-        self.body = body
-
-
-@dataclass
-class Answer:
-    """What a handler returns: a JSON body, or lines to stream."""
-
-    status: int = 200
-    body: dict[str, Any] | None = None
-    lines: list[bytes] = field(default_factory=list)
-    content_type: str = "application/json"
-
-
-class JsonServer:
-    """A ThreadingHTTPServer on 127.0.0.1 (port 0) handing each POST's path,
-    headers and decoded JSON body to ``handle``; started and stopped by a fixture."""
-
-    def __init__(self, handle: Callable[[str, dict[str, str], Any], Answer]) -> None:
-        serve = handle
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"  # chunked streams need it
-
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("content-length", "0")))
-                try:
-                    body = json.loads(raw)
-                except ValueError:
-                    answer = Answer(400, {"error": "invalid JSON body"})
-                else:
-                    try:
-                        answer = serve(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-                    except RequestRejected as rejected:
-                        answer = Answer(rejected.status, rejected.body)
-                self.send_response(answer.status)
-                self.send_header("content-type", answer.content_type)
-                if answer.body is not None:
-                    data = json.dumps(answer.body).encode()
-                    self.send_header("content-length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                    return
-                self.send_header("transfer-encoding", "chunked")
-                self.end_headers()
-                for line in answer.lines:
-                    self.wfile.write(f"{len(line):x}\r\n".encode() + line + b"\r\n")
-                self.wfile.write(b"0\r\n\r\n")
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                pass  # keep test output clean
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
-
-
-def assert_recognised(sent: Any, parsed: Any, path: str = "$") -> None:
-    """Every field of ``sent`` survives, unchanged, in ``parsed`` (an SDK model's
-    dump of it): the SDK's request model knows every field thinkseal sends
-    (pydantic models ignore unknown fields, so validating alone proves little)."""
-    if isinstance(sent, dict):
-        assert isinstance(parsed, dict), f"{path}: the SDK model read {parsed!r}"
-        for key, value in sent.items():
-            assert key in parsed, f"{path}.{key}: unknown to the SDK model (dropped)"
-            assert_recognised(value, parsed[key], f"{path}.{key}")
-    elif isinstance(sent, list):
-        assert isinstance(parsed, list), f"{path}: the SDK model read {parsed!r}"
-        assert len(parsed) == len(sent), f"{path}: the SDK model read {parsed!r}"
-        for i, (a, b) in enumerate(zip(sent, parsed, strict=True)):
-            assert_recognised(a, b, f"{path}[{i}]")
-    else:
-        assert sent == parsed, f"{path}: sent {sent!r}, the SDK model read {parsed!r}"
-
-
-R = TypeVar("R")
-
-
-class ScriptedEmulator(Generic[R]):
-    """A ``JsonServer`` answering from a queue of scripted replies; ``requests``
-    holds every body received, accepted or not. Subclasses enforce their
-    provider's rules in ``_handle``."""
-
-    def __init__(self) -> None:
-        self.replies: deque[R] = deque()
-        self.requests: list[Any] = []
-        self._server = JsonServer(self._handle)
-
-    @property
-    def url(self) -> str:
-        return self._server.url
-
-    def queue(self, *replies: R) -> None:
-        self.replies.extend(replies)
-
-    def start(self) -> None:
-        self._server.start()
-
-    def close(self) -> None:
-        self._server.close()
-
-    def _handle(self, path: str, headers: dict[str, str], body: Any) -> Answer:
-        raise NotImplementedError
 
 
 @dataclass
@@ -331,24 +210,57 @@ def stream_lines(model: str, reply: Reply, thinking: bool = True) -> Iterator[di
         yield done
 
 
-class OllamaEmulator(ScriptedEmulator[Reply]):
-    """Scripted replies behind the enforced ``/api/chat`` rules. ``requests``
-    holds every body received, accepted or not."""
+class OllamaEmulator(Emulator):
+    """Scripted replies behind the enforced ``/api/chat`` rules. A model named in
+    ``non_thinking_models`` refuses ``think``."""
 
-    def __init__(self, non_thinking_models: Sequence[str] = ("llama3.2",)) -> None:
+    provider = "ollama"
+    stream_content_type = "application/x-ndjson"
+
+    def __init__(
+        self, non_thinking_models: Sequence[str] = ("llama3.2",), *, port: int = 0, require_auth: bool = False
+    ) -> None:
+        super().__init__(port=port, require_auth=require_auth)
         self.non_thinking = tuple(non_thinking_models)
-        super().__init__()
 
-    def _handle(self, path: str, headers: dict[str, str], body: Any) -> Answer:
-        self.requests.append(body)
-        if path != "/api/chat":
-            return Answer(404, {"error": "404 page not found"})
+    @property
+    def thinking_options(self) -> Mapping[str, Any]:
+        return MappingProxyType({"think": True})
+
+    def queue(self, *replies: Reply) -> None:
+        """Queue provider-native replies (each answers one request)."""
+        with self._lock:
+            self._script.extend(replies)
+
+    def _reply(self) -> Reply:
+        item = self._take()
+        if item is None:
+            return Reply(content="Done.")
+        if isinstance(item, Step):
+            calls = [(name, dict(args)) for name, args in item.calls]
+            return Reply(content=item.text or "", thinking=item.thinking or "", tool_calls=calls)
+        assert isinstance(item, Reply)
+        return item
+
+    def _streaming(self, request: Request) -> bool:
+        return not (isinstance(request.body, dict) and request.body.get("stream") is False)
+
+    def _malformed_stream(self) -> list[bytes]:
+        return [b'{"model": "emulated", "message": {"role": "assis\n']
+
+    def _error(self, status: int, message: str) -> Response:
+        return Response(status, {"error": message})
+
+    def _answer(self, request: Request) -> Response:
+        if request.path.split("?")[0] != "/api/chat":
+            return Response(404, {"error": "404 page not found"})
+        body = request.body
+        if body is None:
+            return Response(400, {"error": "invalid JSON body"})
         check_chat_request(body, self.non_thinking)
-        if not self.replies:
-            return Answer(500, {"error": "emulator: no scripted reply left"})
-        reply = self.replies.popleft()
+        reply = self._reply()
         thinking = body.get("think") is not False
         if body.get("stream", True) is False:
-            return Answer(body=reply_body(body["model"], reply, thinking))
+            return Response(body=reply_body(body["model"], reply, thinking))
         lines = [json.dumps(e).encode() + b"\n" for e in stream_lines(body["model"], reply, thinking)]
-        return Answer(lines=lines, content_type="application/x-ndjson")
+        return Response(chunks=lines, content_type=self.stream_content_type)

@@ -33,8 +33,9 @@ strings, what OpenAI rejects:
 
 Responses with ``store`` (the default) are kept, with their input and output,
 for ``previous_response_id``; ``include: ["reasoning.encrypted_content"]``
-returns the reasoning's encrypted content. Tests script the model's replies
-(``Turn``) and drive it with the official ``openai`` SDK or with raw bytes.
+returns the reasoning's encrypted content. Replies are scripted with ``Step``
+(or the provider-native ``Turn``). The check against the openai SDK's
+``ResponseCreateParams`` runs only when the openai SDK is installed.
 """
 
 from __future__ import annotations
@@ -43,20 +44,17 @@ import base64
 import hashlib
 import hmac
 import json
-import threading
-from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
-import openai
-import pydantic_core
-from openai.types.responses.response_create_params import (
-    ResponseCreateParamsNonStreaming,
-    ResponseCreateParamsStreaming,
-)
+from ._ids import tool_call_id
+from ._server import Emulator, Request, Response, Step
+from .chat import Validate, _canonical, _pieces, strict_validator
 
-from .chat import LocalServer, _canonical, _drain, _pieces, _strict, sdk_call
+if TYPE_CHECKING:
+    import openai
 
 BASE_PATH = "/v1"
 REASONING_WITHOUT_FOLLOWING = "Item '{id}' of type 'reasoning' was provided without its required following item."
@@ -91,24 +89,41 @@ OUTPUT_TYPES = frozenset(
     }
 )
 
-_NON_STREAMING = _strict(ResponseCreateParamsNonStreaming)
-_STREAMING = _strict(ResponseCreateParamsStreaming)
+
+def _load_validators() -> tuple[Validate, Validate] | None:
+    """(non-streaming, streaming) validators of the openai SDK's
+    ``ResponseCreateParams``, or None when the SDK is not installed."""
+    try:
+        from openai.types.responses.response_create_params import (  # noqa: PLC0415 (optional SDK)
+            ResponseCreateParamsNonStreaming,
+            ResponseCreateParamsStreaming,
+        )
+    except ImportError:
+        return None
+    return strict_validator(ResponseCreateParamsNonStreaming), strict_validator(ResponseCreateParamsStreaming)
+
+
+_CACHE_VALIDATORS: list[tuple[Validate, Validate] | None] = []
+
+
+def _validators() -> tuple[Validate, Validate] | None:
+    if not _CACHE_VALIDATORS:
+        _CACHE_VALIDATORS.append(_load_validators())
+    return _CACHE_VALIDATORS[0]
 
 
 def sdk_request_errors(body: Mapping[str, Any]) -> str | None:
     """Why ``body`` does not validate against the openai SDK's
-    ``ResponseCreateParams`` (unknown keys refused), or None when it does."""
-    validator = _STREAMING if body.get("stream") else _NON_STREAMING
+    ``ResponseCreateParams`` (unknown keys refused), or None when it does (or
+    when the openai SDK is not installed)."""
+    validators = _validators()
+    if validators is None:
+        return None
     try:
-        _drain(validator.validate_python(dict(body)))
-    except pydantic_core.ValidationError as exc:
+        (validators[1] if body.get("stream") else validators[0])(dict(body))
+    except ValueError as exc:
         return str(exc)
     return None
-
-
-def sdk_create(client: openai.OpenAI, body: Mapping[str, Any]) -> Any:
-    """``client.responses.create`` with ``body`` (see ``chat.sdk_call``)."""
-    return sdk_call(client.responses.create, body)
 
 
 # -- scripted replies ------------------------------------------------------------------
@@ -129,27 +144,9 @@ class Turn:
 
 
 @dataclass
-class Received:
-    path: str
-    raw: bytes
-    body: Any
-    org: str
-
-
-@dataclass
 class _Stored:
     org: str
     context: list[Any]
-
-
-@dataclass
-class _State:
-    replies: deque[Turn] = field(default_factory=deque)
-    stored: dict[str, _Stored] = field(default_factory=dict)  # response id -> what it saw and said
-    reasoning_orgs: dict[str, str] = field(default_factory=dict)  # stored reasoning item id -> organisation
-    needs_reasoning: dict[str, str] = field(default_factory=dict)  # output item id -> the reasoning item before it
-    requests: list[Received] = field(default_factory=list)
-    count: int = 0
 
 
 def _kind(item: Mapping[str, Any]) -> str:
@@ -173,7 +170,7 @@ def _as_read(item: Mapping[str, Any]) -> Any:
     if kind == "message":
         content = item.get("content")
         parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
-        read = []
+        read: list[Any] = []
         for part in parts:
             if isinstance(part, Mapping) and part.get("type") in ("text", "input_text", "output_text"):
                 read.append(["text", part.get("text")])
@@ -183,59 +180,115 @@ def _as_read(item: Mapping[str, Any]) -> Any:
     return {k: v for k, v in item.items() if k not in ("id", "status")}
 
 
-class ResponsesEmulator(LocalServer):
-    """OpenAI's Responses API, as far as reasoning, tool pairing and stored state go."""
+_ERROR_TYPES = {
+    401: ("invalid_request_error", "invalid_api_key"),
+    404: ("invalid_request_error", "model_not_found"),
+    429: ("requests", "rate_limit_exceeded"),
+}
 
+
+class ResponsesEmulator(Emulator):
+    """OpenAI's Responses API, as far as reasoning, tool pairing and stored state go.
+
+    The bearer key is the organisation. Script replies with ``Step``, or with
+    the provider-native ``Turn`` (``reply(Turn(...))``) for what a ``Step``
+    cannot say (summary parts, phases, annotations, a reasoning item per call)."""
+
+    provider = "openai-responses"
     base_path = BASE_PATH
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, *, port: int = 0, require_auth: bool = False) -> None:
+        super().__init__(port=port, require_auth=require_auth)
         self._secret = b"emulator-secret-openai-responses"
-        self._state = _State()
-        self._lock = threading.Lock()
-
-    def answer(self, path: str, raw: bytes, headers: Mapping[str, str]) -> tuple[int, bytes, bool]:
-        key = (headers.get("Authorization") or "").removeprefix("Bearer ").strip()
-        return self.handle(path, raw, key)
-
-    def client(self, key: str = "org-a") -> openai.OpenAI:
-        """An SDK client whose API key is its organisation here."""
-        return openai.OpenAI(base_url=self.base_url, api_key=key, max_retries=0)
-
-    # -- scripting and inspection -------------------------------------------------
-
-    def reply(self, turn: Turn | None = None, /, **fields: Any) -> None:
-        """Queue the model's next reply (``Turn`` fields as keywords)."""
-        with self._lock:
-            self._state.replies.append(turn or Turn(**fields))
+        self._stored: dict[str, _Stored] = {}  # response id -> what it saw and said
+        self._reasoning_orgs: dict[str, str] = {}  # stored reasoning item id -> organisation
+        self._needs_reasoning: dict[str, str] = {}  # output item id -> the reasoning item before it
+        self._count = 0
 
     @property
-    def requests(self) -> list[Received]:
+    def thinking_options(self) -> Mapping[str, Any]:
+        return MappingProxyType({"reasoning": {"effort": "medium", "summary": "auto"}})
+
+    def client(self, key: str = "org-a") -> openai.OpenAI:
+        """An SDK client whose API key is its organisation here (needs the openai SDK)."""
+        import openai  # noqa: PLC0415 (the SDK is optional)
+
+        return openai.OpenAI(base_url=self.base_url, api_key=key, max_retries=0)
+
+    # -- scripting ---------------------------------------------------------------------
+
+    def reply(self, turn: Turn | None = None, /, **fields: Any) -> None:
+        """Queue the model's next reply as a provider-native ``Turn`` (or its fields as keywords)."""
         with self._lock:
-            return list(self._state.requests)
+            self._script.append(turn or Turn(**fields))
+
+    def _turn(self) -> Turn:
+        item = self._take()
+        if item is None:
+            return Turn(content="Done.", reasoning=None)
+        if not isinstance(item, Step):
+            assert isinstance(item, Turn)
+            return item
+        calls = [
+            (tool_call_id(self.provider, f"{self._count}/{k}/{name}"), name, args)
+            for k, (name, args) in enumerate(item.calls)
+        ]
+        reasoning = None if item.thinking is None else [item.thinking]
+        return Turn(content=item.text, reasoning=reasoning, tool_calls=calls)
+
+    def _rotate(self) -> None:
+        self._secret = hashlib.sha256(self._secret + b"/rotated").digest()
 
     # -- the API ---------------------------------------------------------------------
 
+    def _answer(self, request: Request) -> Response:
+        key = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+        status, payload, chunks = self._handle(request.path.split("?")[0], request.raw, key)
+        if chunks is not None:
+            return Response(chunks=chunks, content_type="text/event-stream")
+        return Response(status, data=payload)
+
     def handle(self, path: str, raw: bytes, org: str) -> tuple[int, bytes, bool]:
+        """(status, body, whether it is a stream) for one request; no HTTP involved."""
+        headers = {"authorization": f"Bearer {org}"}
+        self._record(Request("POST", path, MappingProxyType(headers), raw, None))
+        status, payload, chunks = self._handle(path, raw, org)
+        return (status, b"".join(chunks), True) if chunks is not None else (status, payload, False)
+
+    def _error(self, status: int, message: str) -> Response:
+        kind, code = _ERROR_TYPES.get(status, ("server_error" if status >= 500 else "invalid_request_error", None))
+        return Response(status, {"error": {"message": message, "type": kind, "param": None, "code": code}})
+
+    def _authorized(self, request: Request) -> bool:
+        value = request.headers.get("authorization", "")
+        return value.startswith("Bearer ") and bool(value.removeprefix("Bearer ").strip())
+
+    def _auth_error(self) -> Response:
+        return self._error(
+            401,
+            "You didn't provide an API key. You need to provide your API key in an Authorization header using "
+            "Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+        )
+
+    def _handle(self, path: str, raw: bytes, org: str) -> tuple[int, bytes, list[bytes] | None]:
         with self._lock:
             if path != BASE_PATH + "/responses":
-                return self._error(f"Invalid URL (POST {path})", status=404, kind="invalid_request_error")
+                return self._fail(f"Invalid URL (POST {path})", status=404, kind="invalid_request_error")
             try:
                 body = json.loads(raw)
             except ValueError as exc:
-                return self._error(f"We could not parse the JSON body of your request. ({exc})")
-            self._state.requests.append(Received(path, raw, body, org))
+                return self._fail(f"We could not parse the JSON body of your request. ({exc})")
             if not isinstance(body, dict):
-                return self._error("The body must be a JSON object.")
+                return self._fail("The body must be a JSON object.")
             errors = sdk_request_errors(body)
             if errors is not None:
-                return self._error(f"the body does not match ResponseCreateParams: {errors}")
+                return self._fail(f"the body does not match ResponseCreateParams: {errors}")
             previous = body.get("previous_response_id")
             context: list[Any] = []
             if previous is not None:
-                stored = self._state.stored.get(previous)
+                stored = self._stored.get(previous)
                 if stored is None or stored.org != org:
-                    return self._error(
+                    return self._fail(
                         PREVIOUS_NOT_FOUND.format(id=previous),
                         param="previous_response_id",
                         code="previous_response_not_found",
@@ -247,17 +300,16 @@ class ResponsesEmulator(LocalServer):
             checked = self._check(body, org, full, len(context))
             if isinstance(checked, tuple):
                 return checked
-            turn = self._state.replies.popleft() if self._state.replies else Turn(content="ok", reasoning=None)
-            response = self._respond(body, org, full, turn, checked)
+            response = self._respond(body, org, full, self._turn(), checked)
             if body.get("stream"):
-                return 200, self._sse(response), True
-            return 200, _canonical(response), False
+                return 200, b"", self._sse(response)
+            return 200, _canonical(response), None
 
-    def _error(
+    def _fail(
         self, message: str, *, param: str | None = "input", code: str | None = None, status: int = 400, kind: str = ""
-    ) -> tuple[int, bytes, bool]:
+    ) -> tuple[int, bytes, None]:
         error = {"message": message, "type": kind or "invalid_request_error", "param": param, "code": code}
-        return status, _canonical({"error": error}), False
+        return status, _canonical({"error": error}), None
 
     def _prefix(self, body: Mapping[str, Any], items: Sequence[Any]) -> str:
         read = {
@@ -285,7 +337,7 @@ class ResponsesEmulator(LocalServer):
 
     def _check(
         self, body: Mapping[str, Any], org: str, full: list[Any], first_new: int
-    ) -> tuple[int, bytes, bool] | list[dict[str, Any]]:
+    ) -> tuple[int, bytes, None] | list[dict[str, Any]]:
         """An error response, or the input transformations (items dropped)."""
         store = body.get("store", True) is not False
         transformations: list[dict[str, Any]] = []
@@ -300,25 +352,25 @@ class ResponsesEmulator(LocalServer):
                     _kind(after) in OUTPUT_TYPES or (_kind(after) == "message" and after.get("role") == "assistant")
                 )
                 if not follows:
-                    return self._error(REASONING_WITHOUT_FOLLOWING.format(id=item.get("id")))
+                    return self._fail(REASONING_WITHOUT_FOLLOWING.format(id=item.get("id")))
                 problem = self._check_reasoning(body, org, full, j, store, transformations)
                 if problem is not None:
                     return problem
             item_id = item.get("id")
-            needed = self._state.needs_reasoning.get(item_id) if new and isinstance(item_id, str) else None
+            needed = self._needs_reasoning.get(item_id) if new and isinstance(item_id, str) else None
             if needed is not None:
                 before = full[j - 1] if j else None
                 if before is None or _kind(before) != "reasoning" or before.get("id") != needed:
-                    return self._error(ITEM_WITHOUT_REASONING.format(id=item_id, type=kind, reasoning=needed))
+                    return self._fail(ITEM_WITHOUT_REASONING.format(id=item_id, type=kind, reasoning=needed))
             if kind == "function_call":
                 calls[item["call_id"]] = j
             elif kind == "function_call_output":
                 if item.get("call_id") not in calls:
-                    return self._error(OUTPUT_WITHOUT_CALL.format(call_id=item.get("call_id")))
+                    return self._fail(OUTPUT_WITHOUT_CALL.format(call_id=item.get("call_id")))
                 answered.add(item["call_id"])
         for call_id in calls:
             if call_id not in answered:
-                return self._error(CALL_WITHOUT_OUTPUT.format(call_id=call_id))
+                return self._fail(CALL_WITHOUT_OUTPUT.format(call_id=call_id))
         return transformations
 
     def _check_reasoning(
@@ -329,18 +381,18 @@ class ResponsesEmulator(LocalServer):
         j: int,
         store: bool,
         transformations: list[dict[str, Any]],
-    ) -> tuple[int, bytes, bool] | None:
+    ) -> tuple[int, bytes, None] | None:
         item = full[j]
         token = item.get("encrypted_content")
         if not token:
-            if self._state.reasoning_orgs.get(item.get("id")) == org and store:
+            if self._reasoning_orgs.get(item.get("id")) == org and store:
                 return None
             message = NOT_PERSISTED if not store else "Item with id '{id}' not found."
-            return self._error(message.format(id=item.get("id")))
+            return self._fail(message.format(id=item.get("id")))
         opened = self._open(token)
         if opened is None or opened["org"] != org or opened["model"] != body["model"] or opened["id"] != item["id"]:
             short = f"{token[:4]}...{token[-4:]}"
-            return self._error(UNVERIFIED.format(short=short), param=None, code="invalid_encrypted_content")
+            return self._fail(UNVERIFIED.format(short=short), param=None, code="invalid_encrypted_content")
         if opened["prefix"] != self._prefix(body, full[:j]):
             transformations.append(
                 {"id": item["id"], "action": "removed", "reason": "prefix_mismatch", "type": "reasoning"}
@@ -352,9 +404,8 @@ class ResponsesEmulator(LocalServer):
     def _respond(
         self, body: Mapping[str, Any], org: str, full: list[Any], turn: Turn, transformations: list[dict[str, Any]]
     ) -> dict[str, Any]:
-        state = self._state
-        state.count += 1
-        n = state.count
+        self._count += 1
+        n = self._count
         store = body.get("store", True) is not False
         encrypted = "reasoning.encrypted_content" in (body.get("include") or [])
         output: list[dict[str, Any]] = []
@@ -372,12 +423,12 @@ class ResponsesEmulator(LocalServer):
                     org, body["model"], item["id"], self._prefix(body, full + output)
                 )
             if store:
-                state.reasoning_orgs[item["id"]] = org
+                self._reasoning_orgs[item["id"]] = org
             output.append(item)
 
         def follows(item: dict[str, Any]) -> None:
             if output and output[-1]["type"] == "reasoning":
-                state.needs_reasoning[item["id"]] = output[-1]["id"]
+                self._needs_reasoning[item["id"]] = output[-1]["id"]
             output.append(item)
 
         reason(0)
@@ -437,16 +488,16 @@ class ResponsesEmulator(LocalServer):
         if transformations:
             response["input_transformations"] = transformations
         if store:
-            state.stored[response["id"]] = _Stored(org, full + output)
+            self._stored[response["id"]] = _Stored(org, full + output)
         return response
 
-    def _sse(self, response: Mapping[str, Any]) -> bytes:
+    def _sse(self, response: Mapping[str, Any]) -> list[bytes]:
         events = list(self._events(response))
         lines = []
         for number, event in enumerate(events):
             data = {"type": event.pop("type"), "sequence_number": number, **event}
             lines.append(b"event: " + data["type"].encode() + b"\ndata: " + _canonical(data) + b"\n\n")
-        return b"".join(lines)
+        return lines
 
     def _events(self, response: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         """``response`` as the events OpenAI streams it in."""

@@ -1,0 +1,113 @@
+"""Sending a ``PreparedRequest`` through a Stainless-generated SDK client
+(``anthropic``, ``openai``): the documented escape hatch for custom requests,
+``client.post(path, cast_to=..., content=..., options={"headers": ...})``,
+sends ``req.content`` byte for byte with ``req.headers``, while the client
+adds its own auth, base URL, retries and timeouts. SDK versions whose
+``post`` has no ``content`` parameter get ``body=req.body`` instead (the SDK
+then serialises the body again; the bytes are the same JSON, possibly spaced
+differently). Responses come back as decoded JSON (``cast_to=object``) and
+stream events as their decoded ``data`` objects; the SDK raises its own
+exceptions for HTTP errors and error events."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from .._errors import ValidationError
+from .._reply import Delta, Reply
+from ..providers import PreparedRequest
+
+
+def check(req: object, streaming: bool | None = None) -> PreparedRequest:
+    if not isinstance(req, PreparedRequest):
+        raise ValidationError(f"req: expected a PreparedRequest, got {type(req).__name__}", path="req")
+    if streaming and not is_streaming(req):
+        raise ValidationError("req: prepare the request with stream=True to stream it", path="req")
+    return req
+
+
+def is_streaming(req: PreparedRequest) -> bool:
+    return req.body.get("stream") is True
+
+
+def _payload(client: Any, req: PreparedRequest) -> dict[str, Any]:
+    """``content=`` where the client's ``post`` takes it, else the body."""
+    try:
+        takes_content = "content" in inspect.signature(client.post).parameters
+    except (TypeError, ValueError):
+        takes_content = False
+    if takes_content:
+        return {"content": req.content}
+    return {"body": copy.deepcopy(req.body)}
+
+
+def _options(req: PreparedRequest) -> dict[str, Any]:
+    return {"headers": dict(req.headers)}
+
+
+def send(client: Any, req: PreparedRequest, stream_cls: Any) -> Reply:
+    if is_streaming(req):
+        return _finish(stream(client, req, stream_cls))
+    data = client.post(req.path, cast_to=object, options=_options(req), **_payload(client, req))
+    return req.parse(data)
+
+
+async def send_async(client: Any, req: PreparedRequest, stream_cls: Any) -> Reply:
+    if is_streaming(req):
+        reply: Reply | None = None
+        async for item in stream_async(client, req, stream_cls):
+            if isinstance(item, Reply):
+                reply = item
+        assert reply is not None
+        return reply
+    data = await client.post(req.path, cast_to=object, options=_options(req), **_payload(client, req))
+    return req.parse(data)
+
+
+def _finish(items: Iterator[Delta | Reply]) -> Reply:
+    reply: Reply | None = None
+    for item in items:
+        if isinstance(item, Reply):
+            reply = item
+    assert reply is not None
+    return reply
+
+
+def stream(client: Any, req: PreparedRequest, stream_cls: Any) -> Iterator[Delta | Reply]:
+    acc = req.stream()
+    events = client.post(
+        req.path,
+        cast_to=object,
+        options=_options(req),
+        stream=True,
+        stream_cls=stream_cls[object],
+        **_payload(client, req),
+    )
+    try:
+        for event in events:
+            yield from acc.feed(event)
+    finally:
+        events.close()
+    yield acc.reply
+
+
+async def stream_async(client: Any, req: PreparedRequest, stream_cls: Any) -> AsyncIterator[Delta | Reply]:
+    acc = req.stream()
+    events = await client.post(
+        req.path,
+        cast_to=object,
+        options=_options(req),
+        stream=True,
+        stream_cls=stream_cls[object],
+        **_payload(client, req),
+    )
+    try:
+        async for event in events:
+            for delta in acc.feed(event):
+                yield delta
+    finally:
+        await events.close()
+    yield acc.reply

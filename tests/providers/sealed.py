@@ -1,0 +1,73 @@
+"""The sealed thinking each provider returns, as test data for the
+cross-provider tests: ``SEALED[provider_id](k)`` is the k-th reply's thinking
+as that provider returns it, and the secrets in it (signatures, redacted or
+opaque data) as they appear in a request body. A test asserts it covers
+``thinkseal.providers.PROVIDER_IDS`` exactly.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+
+from thinkseal import ThinkingBlock
+from thinkseal.testing import EMULATOR_IDS, emulator
+
+Sealed = Callable[[int], tuple[list[ThinkingBlock], list[str]]]
+
+
+def _claude_sealed(k: int) -> tuple[list[ThinkingBlock], list[str]]:
+    redacted = base64.b64encode(f"RED-{k}~".encode()).decode()
+    return [ThinkingBlock.Text(f"think {k}", f"SIG-{k}~"), ThinkingBlock.Redacted(redacted)], [f"SIG-{k}~", redacted]
+
+
+def _openrouter_sealed(k: int) -> tuple[list[ThinkingBlock], list[str]]:
+    item = json.dumps({"type": "reasoning.encrypted", "data": f"OPQ-{k}~", "index": 0}, separators=(",", ":"))
+    return [ThinkingBlock.Text(f"think {k}"), ThinkingBlock.Opaque("openrouter", item)], [f"OPQ-{k}~"]
+
+
+def _mistral_sealed(k: int) -> tuple[list[ThinkingBlock], list[str]]:
+    return [ThinkingBlock.Text(f"think {k}", f"MSIG-{k}~")], [f"MSIG-{k}~"]
+
+
+def _gemini_sealed(provider: str) -> Sealed:
+    # A thought summary and the signature that goes on the part after it.
+    def sealed(k: int) -> tuple[list[ThinkingBlock], list[str]]:
+        signature = f"GSIG{k}x{provider[0]}"
+        marker = json.dumps({"thoughtSignature": signature}, separators=(",", ":"))
+        return [ThinkingBlock.Text(f"think {k}"), ThinkingBlock.Opaque(provider, marker)], [signature]
+
+    return sealed
+
+
+def _openai_responses_sealed(k: int) -> tuple[list[ThinkingBlock], list[str]]:
+    # A reasoning item with its summary and its encrypted content.
+    item = {"encrypted_content": f"ENC{k}~", "id": f"rs_{k}", "summary": [], "type": "reasoning"}
+    return [ThinkingBlock.Text(f"think {k}"), ThinkingBlock.Opaque("openai-responses", json.dumps(item))], [f"ENC{k}~"]
+
+
+def _unsigned(k: int) -> tuple[list[ThinkingBlock], list[str]]:
+    return [ThinkingBlock.Text(f"think {k}")], []  # plain-text reasoning: nothing sealed
+
+
+SEALED: Mapping[str, Sealed] = MappingProxyType(
+    {
+        "anthropic": _claude_sealed,
+        "bedrock": _claude_sealed,
+        "openrouter": _openrouter_sealed,
+        "deepseek": _unsigned,
+        "zai": _unsigned,
+        "ollama": _unsigned,
+        "mistral": _mistral_sealed,
+        "vertex-anthropic": _claude_sealed,
+        "gemini": _gemini_sealed("gemini"),
+        "vertex-gemini": _gemini_sealed("vertex-gemini"),
+        "openai": _unsigned,
+        "openai-responses": _openai_responses_sealed,
+    }
+)
+
+OPTIONS: Mapping[str, Mapping[str, object]] = MappingProxyType({pid: emulator(pid).options for pid in EMULATOR_IDS})
+"""The least options a request to each provider needs (its emulator's ``options``)."""

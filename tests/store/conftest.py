@@ -1,0 +1,180 @@
+"""One suite, three backends: SQLite always; PostgreSQL and Redis when
+THINKSEAL_TEST_POSTGRES (a libpq URL) and THINKSEAL_TEST_REDIS (a redis:// URL)
+name running servers (.ci/run starts both). Locally, a backend whose server is
+absent is skipped with a loud reason; under CI=true its absence fails."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+import redis
+
+from thinkseal.store import (
+    AsyncPostgresStore,
+    AsyncRedisStore,
+    AsyncSQLiteStore,
+    PostgresStore,
+    RedisStore,
+    SQLiteStore,
+)
+
+BACKENDS = ["sqlite", "postgres", "redis"]
+ENV = {"postgres": "THINKSEAL_TEST_POSTGRES", "redis": "THINKSEAL_TEST_REDIS"}
+_skipped: set[str] = set()
+
+
+def server_url(backend: str) -> str:
+    """The URL of the backend's test server, or skip (fail under CI)."""
+    url = os.environ.get(ENV[backend], "")
+    if url:
+        return url
+    reason = (
+        f"!!! {backend.upper()} STORE TESTS SKIPPED: {ENV[backend]} is not set, so no {backend} server to test "
+        f"against (start one and set it; .ci/run does) !!!"
+    )
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{ENV[backend]} is not set under CI=true: the {backend} backend must be tested in CI")
+    _skipped.add(reason)
+    pytest.skip(reason)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for reason in sorted(_skipped):
+        terminalreporter.write_sep("!", reason, red=True, bold=True)
+
+
+class Backend:
+    """Makes stores of one backend in a namespace of their own (a fresh
+    SQLite database, PostgreSQL schema or Redis key prefix) and reaches
+    behind them for the tests that edit or count rows."""
+
+    def __init__(self, name: str, tmp_path: Any) -> None:
+        self.name = name
+        self.namespace = f"t{uuid.uuid4().hex[:12]}"
+        self.path = str(tmp_path / f"{self.namespace}.db")
+        self.url = "" if name == "sqlite" else server_url(name)
+        self._stores: list[Any] = []
+
+    def store(self) -> Any:
+        if self.name == "sqlite":
+            store: Any = SQLiteStore(self.path)
+        elif self.name == "postgres":
+            store = PostgresStore(self.url, schema=self.namespace)
+        else:
+            store = RedisStore(self.url, prefix=f"{self.namespace}:")
+        self._stores.append(store)
+        return store
+
+    def async_store(self) -> Any:
+        if self.name == "sqlite":
+            return AsyncSQLiteStore(self.path)
+        if self.name == "postgres":
+            return AsyncPostgresStore(self.url, schema=self.namespace)
+        return AsyncRedisStore(self.url, prefix=f"{self.namespace}:")
+
+    # -- behind the store's back ------------------------------------------------------
+
+    def set_body(self, session_id: str, position: int, body: str, *, digest: bytes | None = None) -> None:
+        """Edit a message row's JSON directly in the database (and its digest, if given)."""
+        if self.name == "sqlite":
+            with sqlite3.connect(self.path) as conn:
+                conn.execute(
+                    "UPDATE thinkseal_messages SET body = ?, digest = coalesce(?, digest) "
+                    "WHERE session_id = ? AND position = ?",
+                    (body, digest, session_id, position),
+                )
+        elif self.name == "postgres":
+            with psycopg.connect(self.url, autocommit=True) as conn:
+                conn.execute(
+                    f'UPDATE "{self.namespace}".thinkseal_messages SET body = %s, digest = coalesce(%s, digest) '
+                    "WHERE session_id = %s AND position = %s",
+                    (body, digest, session_id, position),
+                )
+        else:
+            client = redis.Redis.from_url(self.url)
+            key = f"{self.namespace}:{{{session_id}}}:m"
+            entry = client.lindex(key, position)
+            client.lset(key, position, (digest or entry[:32]) + entry[32:64] + body.encode())
+            client.close()
+
+    def get_body(self, session_id: str, position: int) -> str:
+        if self.name == "sqlite":
+            with sqlite3.connect(self.path) as conn:
+                return conn.execute(
+                    "SELECT body FROM thinkseal_messages WHERE session_id = ? AND position = ?", (session_id, position)
+                ).fetchone()[0]
+        if self.name == "postgres":
+            with psycopg.connect(self.url, autocommit=True) as conn:
+                row = conn.execute(
+                    f'SELECT body FROM "{self.namespace}".thinkseal_messages WHERE session_id = %s AND position = %s',
+                    (session_id, position),
+                ).fetchone()
+                assert row is not None
+                return str(row[0])
+        client = redis.Redis.from_url(self.url)
+        entry = client.lindex(f"{self.namespace}:{{{session_id}}}:m", position)
+        client.close()
+        return bytes(entry[64:]).decode()
+
+    def count_writes(self, store: Any, action: Any) -> int:
+        """What the database wrote while ``action()`` ran: rows changed
+        (SQLite's total_changes), row versions created (PostgreSQL: rows whose
+        xmin is newer than a transaction id taken before), write commands run
+        (Redis commandstats, commands run by scripts included)."""
+        if self.name == "sqlite":
+            before = store._conn.total_changes
+            action()
+            return int(store._conn.total_changes - before)
+        if self.name == "postgres":
+            with psycopg.connect(self.url, autocommit=True) as conn:
+                mark = conn.execute("SELECT txid_current()").fetchone()[0]
+                action()
+                total = 0
+                for table in ("thinkseal_sessions", "thinkseal_messages", "thinkseal_contexts"):
+                    total += conn.execute(
+                        f'SELECT count(*) FROM "{self.namespace}".{table} WHERE xmin::text::bigint > %s', (mark,)
+                    ).fetchone()[0]
+                return total
+        client = redis.Redis.from_url(self.url)
+        writes = ("rpush", "hset", "lset", "zadd", "del", "incr")
+
+        def count() -> int:
+            stats = client.info("commandstats")
+            return sum(stats.get(f"cmdstat_{c}", {}).get("calls", 0) for c in writes)
+
+        before = count()
+        action()
+        written = count() - before
+        client.close()
+        return written
+
+    def cleanup(self) -> None:
+        for store in self._stores:
+            store.close()
+        if self.name == "postgres":
+            with psycopg.connect(self.url, autocommit=True) as conn:
+                conn.execute(f'DROP SCHEMA IF EXISTS "{self.namespace}" CASCADE')
+        elif self.name == "redis":
+            client = redis.Redis.from_url(self.url)
+            keys = list(client.scan_iter(f"{self.namespace}:*"))
+            if keys:
+                client.delete(*keys)
+            client.close()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Backend]:
+    b = Backend(request.param, tmp_path)
+    yield b
+    b.cleanup()
+
+
+@pytest.fixture
+def store(backend: Backend) -> Any:
+    return backend.store()
