@@ -13,68 +13,20 @@ from .._conversation import Conversation
 from .._errors import ProviderError
 from .._reply import Delta, Recovery, Reply
 from ..providers import PreparedRequest
+from ._base import ClientBase
 from ._events import decoder
-from ._exchange import Exchange, ReplayErrorPolicy
-from ._sync import timeout_of
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx  # noqa: F401 - the quoted type argument of ClientBase
+
+    pass
 
 
-class AsyncClient:
-    """``thinkseal.Client`` for asyncio: ``await client.send(...)``, ``async for``
-    over ``client.stream(...)``, ``async with`` or ``await client.aclose()``.
+class AsyncClient(ClientBase["httpx.AsyncClient"]):
+    """``Client`` for asyncio: ``await client.send(...)``, ``async for`` over
+    ``client.stream(...)``, ``async with`` or ``await client.aclose()``."""
 
-    ``api_key`` defaults to the provider's usual environment variable
-    (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ...); Bedrock signs with
-    botocore (``credentials=``, ``region=``) and Vertex AI uses google-auth
-    credentials. ``base_url`` overrides the provider's. ``account`` and
-    ``aliases`` are the adapter's (``thinkseal.provider``). ``timeout`` is in
-    seconds (or an ``httpx.Timeout``); ``max_retries`` retries of rate limits,
-    server errors, timeouts and lost connections. ``on_replay_error``: what to
-    do when ``prepare`` raises ``ReplayError`` — ``"raise"`` (default),
-    ``"drop_block"`` or ``"disable_thinking"`` (the ways out its message
-    names); the ``Reply`` records the one taken. ``http_client``: an
-    ``httpx.AsyncClient`` to send with (not closed by ``aclose()``).
-    """
-
-    def __init__(
-        self,
-        provider_id: str,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        account: str | None = None,
-        aliases: Mapping[str, str] | None = None,
-        http_client: httpx.AsyncClient | None = None,
-        timeout: float | httpx.Timeout = 600.0,
-        max_retries: int = 2,
-        on_replay_error: ReplayErrorPolicy = "raise",
-        credentials: Any = None,
-        region: str | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> None:
-        self._exchange = Exchange(
-            provider_id,
-            api_key=api_key,
-            base_url=base_url,
-            account=account,
-            aliases=aliases,
-            credentials=credentials,
-            region=region,
-            max_retries=max_retries,
-            on_replay_error=on_replay_error,
-            headers=headers,
-        )
-        import httpx  # noqa: PLC0415 - imported when a client is made, not with thinkseal
-
-        self._timeout = timeout_of(timeout)
-        self._owned = http_client is None
-        self._http = http_client if http_client is not None else httpx.AsyncClient(timeout=self._timeout)
-
-    @property
-    def provider(self) -> str:
-        return self._exchange.adapter.id
+    _http_class = "AsyncClient"
 
     async def send(self, conversation: Conversation, *, model: str, **options: Any) -> Reply:
         """The provider's reply to ``conversation`` from ``model``; ``options``
@@ -134,9 +86,6 @@ class AsyncClient:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
-
-    def __repr__(self) -> str:
-        return f"thinkseal.AsyncClient({self.provider!r}, base_url={self._exchange.base_url!r})"
 
 
 async def _chunks(request: PreparedRequest) -> AsyncIterator[bytes]:

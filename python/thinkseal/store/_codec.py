@@ -21,7 +21,7 @@ from typing import Any, Final, NamedTuple
 
 from .. import _core
 from .._conversation import Conversation, _check_messages, _refuse_constant, _unique_keys
-from .._errors import ThinksealError, ValidationError
+from .._errors import ConflictError, ThinksealError, ValidationError
 from .._messages import Message, message_from_dict
 from .._reader import Reader, reroot
 from .._replay import CHAIN_START, ensure_digests
@@ -109,9 +109,7 @@ def check_length(value: object, name: str) -> int:
     return value
 
 
-def conflict(session_id: str, expected: int | None, actual: int | None, why: str = "") -> ThinksealError:
-    from .._errors import ConflictError  # noqa: PLC0415 - kept beside its one use
-
+def conflict(session_id: str, expected: int | None, actual: int | None, why: str = "") -> ConflictError:
     if expected is None:
         message = f"session {session_id!r} already exists"
     elif actual is None:

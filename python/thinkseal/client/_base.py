@@ -1,0 +1,88 @@
+"""What ``Client`` and ``AsyncClient`` share: their arguments, made into an
+``Exchange`` (the decisions) and an httpx client (made here, imported only
+when a client is made, so ``import thinkseal`` does not load httpx)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Generic, TypeVar
+
+from .._errors import ValidationError
+from ._exchange import Exchange, ReplayErrorPolicy
+
+H = TypeVar("H")
+
+
+def timeout_of(value: object) -> Any:
+    import httpx  # noqa: PLC0415 - the clients' transport, imported when a client is made
+
+    if isinstance(value, httpx.Timeout):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ValidationError("timeout: expected a positive number of seconds or an httpx.Timeout", path="timeout")
+    return httpx.Timeout(float(value))
+
+
+class ClientBase(Generic[H]):
+    """A provider's HTTP API, for one adapter id.
+
+    ``api_key`` defaults to the provider's usual environment variable
+    (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ...); Bedrock signs with
+    botocore (``credentials=``, ``region=``) and Vertex AI uses google-auth
+    credentials. ``base_url`` overrides the provider's. ``account`` and
+    ``aliases`` are the adapter's (``thinkseal.provider``). ``timeout`` is in
+    seconds (or an ``httpx.Timeout``); ``max_retries`` retries of rate limits,
+    server errors, timeouts and lost connections. ``on_replay_error``: what to
+    do when ``prepare`` raises ``ReplayError`` — ``"raise"`` (default),
+    ``"drop_block"`` or ``"disable_thinking"`` (the ways out its message
+    names); the ``Reply`` records the one taken. ``http_client``: the httpx
+    client to send with (``httpx.Client`` or ``httpx.AsyncClient``; not closed
+    with this one).
+    """
+
+    # The httpx class this client sends with when it makes its own.
+    _http_class: ClassVar[str]
+
+    def __init__(
+        self,
+        provider_id: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        account: str | None = None,
+        aliases: Mapping[str, str] | None = None,
+        http_client: H | None = None,
+        timeout: Any = 600.0,
+        max_retries: int = 2,
+        on_replay_error: ReplayErrorPolicy = "raise",
+        credentials: Any = None,
+        region: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self._exchange = Exchange(
+            provider_id,
+            api_key=api_key,
+            base_url=base_url,
+            account=account,
+            aliases=aliases,
+            credentials=credentials,
+            region=region,
+            max_retries=max_retries,
+            on_replay_error=on_replay_error,
+            headers=headers,
+        )
+        import httpx  # noqa: PLC0415 - imported when a client is made, not with thinkseal
+
+        self._timeout = timeout_of(timeout)
+        self._owned = http_client is None
+        self._http: H = (
+            http_client if http_client is not None else getattr(httpx, self._http_class)(timeout=self._timeout)
+        )
+
+    @property
+    def provider(self) -> str:
+        """The adapter id this client sends to."""
+        return self._exchange.adapter.id
+
+    def __repr__(self) -> str:
+        return f"thinkseal.{type(self).__name__}({self.provider!r}, base_url={self._exchange.base_url!r})"
