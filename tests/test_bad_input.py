@@ -720,12 +720,16 @@ def mutating_dict() -> dict[str, Any]:
 def test_canonical_json_survives_hostile_values(value):
     survive(_core.canonical_json, value)
     survive(_core.canonical_json, value, "root")
+    survive(_core.wire_json, value)
+    survive(_core.wire_json, value, "root")
 
 
 @pytest.mark.parametrize("root", [5, None, b"$", "\ud800"])
 def test_canonical_json_survives_hostile_roots(root):
     survive(_core.canonical_json, {"a": float("nan")}, root)
     survive(_core.canonical_json, {"a": 1}, root)
+    survive(_core.wire_json, {"a": float("nan")}, root)
+    survive(_core.wire_json, {"a": 1}, root)
 
 
 def test_canonical_json_refuses_mutation_during_read():
@@ -744,6 +748,7 @@ def test_every_core_function_is_exercised():
         "chain",
         "context_digest",
         "prefix_digest",
+        "wire_json",
     }
 
 

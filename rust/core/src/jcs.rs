@@ -192,10 +192,25 @@ pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
 /// A JSON string literal with the minimal escaping of ECMAScript `JSON.stringify`.
 pub fn write_string(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(s.len() + 2);
     out.push(b'"');
     let bytes = s.as_bytes();
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    let mut i = 0;
+    while i < bytes.len() {
+        // Runs of text with nothing to escape, eight bytes at a time.
+        while let Some(word) = bytes.get(i..i + 8) {
+            let Ok(word) = <[u8; 8]>::try_from(word) else {
+                break;
+            };
+            if word_needs_escape(u64::from_le_bytes(word)) {
+                break;
+            }
+            i += 8;
+        }
+        let Some(&b) = bytes.get(i) else {
+            break;
+        };
         let short: Option<&[u8]> = match b {
             b'"' => Some(b"\\\""),
             b'\\' => Some(b"\\\\"),
@@ -207,6 +222,7 @@ pub fn write_string(out: &mut Vec<u8>, s: &str) {
             _ => None,
         };
         if short.is_none() && b >= 0x20 {
+            i += 1;
             continue;
         }
         out.extend_from_slice(&bytes[start..i]);
@@ -221,10 +237,25 @@ pub fn write_string(out: &mut Vec<u8>, s: &str) {
                 HEX[usize::from(b & 0xF)],
             ]),
         }
-        start = i + 1;
+        i += 1;
+        start = i;
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+}
+
+/// Whether any of the eight bytes in `w` is a control character, `"` or `\\`
+/// (the classic "has a byte less than n / equal to c" word tricks: exact for
+/// the question "any?", which is all that is asked).
+fn word_needs_escape(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
+    let quote = w ^ (ONES * u64::from(b'"'));
+    let quote = quote.wrapping_sub(ONES) & !quote & HIGH;
+    let backslash = w ^ (ONES * u64::from(b'\\'));
+    let backslash = backslash.wrapping_sub(ONES) & !backslash & HIGH;
+    (below_space | quote | backslash) != 0
 }
 
 /// NaN or an infinity: not a JSON number.
@@ -280,7 +311,7 @@ pub fn write_f64(out: &mut Vec<u8>, x: f64) -> Result<(), NonFinite> {
 /// The shortest decimal digits `d1..dk` (no leading or trailing zeros) that
 /// round-trip to the positive finite `x` and are closest to it, and `n` with
 /// `x ≈ 0.d1..dk × 10^n`.
-fn shortest_digits(x: f64) -> (Vec<u8>, i32) {
+pub(crate) fn shortest_digits(x: f64) -> (Vec<u8>, i32) {
     let mut buffer = ryu::Buffer::new();
     let text = buffer.format_finite(x); // e.g. "1.0", "1e21", "1.5e-9", "0.001"
     let (mantissa, exp) = text.split_once(['e', 'E']).unwrap_or((text, "0"));

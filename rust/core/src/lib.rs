@@ -4,12 +4,16 @@
 //! - [`model`]: the hashed view of messages, tools and request context.
 //! - [`encode`]: the canonical, injective byte encoding of that model.
 //! - [`digest`]: versioned BLAKE3 digests and the per-prefix chain.
+//! - [`wire`]: the compact JSON of request bodies (Python `json.dumps` bytes).
 //!
 //! No Python here: the `thinkseal-python` crate walks Python objects into these types.
+
+#![forbid(unsafe_code)]
 
 pub mod digest;
 pub mod encode;
 pub mod jcs;
 pub mod model;
+pub mod wire;
 
 pub use digest::{Digest, VERSION};

@@ -5,7 +5,9 @@
 //! Every entry point runs under [`errors::guard`], so no panic reaches Python.
 
 mod errors;
+mod strings;
 mod walk;
+mod wire;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
@@ -19,6 +21,11 @@ fn digest_arg(py: Python<'_>, bytes: &[u8], what: &str) -> PyResult<Digest> {
         .map_err(|_| validation_error(py, what, &format!("expected 32 bytes, got {}", bytes.len())))
 }
 
+/// A `str` argument as an owned `String`, read without caching UTF-8 in it (strings.rs).
+fn owned_str(obj: &Bound<'_, PyAny>, path: &str) -> PyResult<String> {
+    walk::py_str(obj, path).map(std::borrow::Cow::into_owned)
+}
+
 /// RFC 8785 bytes of a JSON value; `ValidationError` naming the path under `root` otherwise.
 #[pyfunction]
 #[pyo3(signature = (value, root = "$"))]
@@ -30,6 +37,18 @@ fn canonical_json<'py>(
     guard(py, || {
         Ok(PyBytes::new(py, &walk::canonical_json(value, root)?))
     })
+}
+
+/// The compact wire JSON of a value: the bytes of `json.dumps(value,
+/// ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()`.
+#[pyfunction]
+#[pyo3(signature = (value, root = "$"))]
+fn wire_json<'py>(
+    py: Python<'py>,
+    value: &Bound<'py, PyAny>,
+    root: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
+    guard(py, || Ok(PyBytes::new(py, &wire::wire_json(value, root)?)))
 }
 
 /// The canonical encoding of one message (what its digest is taken over).
@@ -105,23 +124,28 @@ fn chain<'py>(py: Python<'py>, start: &[u8], digests: &[u8]) -> PyResult<Bound<'
 /// The digest of a request's context: system texts, tools as
 /// `(name, description, parameters_jcs)` and the response format's RFC 8785 bytes.
 #[pyfunction]
-fn context_digest(
-    py: Python<'_>,
-    system: Vec<String>,
-    tools: Vec<(String, String, Vec<u8>)>,
+fn context_digest<'py>(
+    py: Python<'py>,
+    system: &Bound<'py, PyAny>,
+    tools: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>, Vec<u8>)>,
     response_format_jcs: Option<Vec<u8>>,
-) -> PyResult<Bound<'_, PyBytes>> {
+) -> PyResult<Bound<'py, PyBytes>> {
     guard(py, || {
         let context = Context {
-            system,
+            system: system
+                .try_iter()?
+                .map(|s| owned_str(&s?, "system"))
+                .collect::<PyResult<_>>()?,
             tools: tools
                 .into_iter()
-                .map(|(name, description, parameters_jcs)| Tool {
-                    name,
-                    description,
-                    parameters_jcs,
+                .map(|(name, description, parameters_jcs)| {
+                    Ok(Tool {
+                        name: owned_str(&name, "Tool.name")?,
+                        description: owned_str(&description, "Tool.description")?,
+                        parameters_jcs,
+                    })
                 })
-                .collect(),
+                .collect::<PyResult<_>>()?,
             response_format_jcs,
         };
         Ok(PyBytes::new(py, &digest::context_digest(&context)))
@@ -134,17 +158,19 @@ fn context_digest(
 fn prefix_digest<'py>(
     py: Python<'py>,
     version: u32,
-    provider: String,
-    model: String,
-    account: Option<String>,
+    provider: &Bound<'py, PyAny>,
+    model: &Bound<'py, PyAny>,
+    account: Option<&Bound<'py, PyAny>>,
     context: &[u8],
     chain_before: &[u8],
 ) -> PyResult<Bound<'py, PyBytes>> {
     guard(py, || {
         let origin = Origin {
-            provider,
-            model,
-            account,
+            provider: owned_str(provider, "Origin.provider")?,
+            model: owned_str(model, "Origin.model")?,
+            account: account
+                .map(|a| owned_str(a, "Origin.account"))
+                .transpose()?,
         };
         let context = digest_arg(py, context, "context")?;
         let chain_before = digest_arg(py, chain_before, "chain_before")?;
@@ -165,6 +191,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PREFIX_CONTEXT", digest::PREFIX_CONTEXT)?;
     m.add_function(wrap_pyfunction!(canonical_json, m)?)?;
     m.add_function(wrap_pyfunction!(encode_message, m)?)?;
+    m.add_function(wrap_pyfunction!(wire_json, m)?)?;
     m.add_function(wrap_pyfunction!(message_digest, m)?)?;
     m.add_function(wrap_pyfunction!(message_digests, m)?)?;
     m.add_function(wrap_pyfunction!(chain, m)?)?;

@@ -4,6 +4,8 @@
 //! fields in slots with the names read here; `role` and `_fp_kind` are class
 //! attributes that say which shape an object has.
 
+use std::borrow::Cow;
+
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -11,9 +13,11 @@ use thinkseal_core::encode;
 use thinkseal_core::jcs::{self, Path};
 
 use crate::errors::validation_error;
+use crate::strings;
 
-/// A Python `str` as UTF-8, or a `ValidationError` naming `path` (lone surrogates).
-pub fn py_str<'a>(obj: &'a Bound<'_, PyAny>, path: &str) -> PyResult<&'a str> {
+/// A Python `str` as UTF-8 (no copy left inside it: see strings.rs), or a
+/// `ValidationError` naming `path` (not a str, or a lone surrogate).
+pub fn py_str<'a>(obj: &'a Bound<'_, PyAny>, path: &str) -> PyResult<Cow<'a, str>> {
     let py = obj.py();
     let Ok(s) = obj.cast::<PyString>() else {
         return Err(validation_error(
@@ -22,7 +26,7 @@ pub fn py_str<'a>(obj: &'a Bound<'_, PyAny>, path: &str) -> PyResult<&'a str> {
             &format!("expected str, got {}", type_name(obj)),
         ));
     };
-    s.to_str().map_err(|_| {
+    strings::utf8(s).map_err(|_| {
         validation_error(
             py,
             path,
@@ -59,10 +63,9 @@ fn write_json(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, path: &mut Path) -> PyR
         jcs::write_f64(out, f.value()).map_err(|e| fail(path, e.to_string()))?;
     } else if obj.is_instance_of::<PyString>() {
         let s = py_str(obj, &path.render())?;
-        jcs::write_string(out, s);
+        jcs::write_string(out, &s);
     } else if let Ok(dict) = obj.cast::<PyDict>() {
         path.enter().map_err(|e| fail(path, e.reason))?;
-        let mut members: Vec<(&str, Bound<'_, PyAny>)> = Vec::with_capacity(dict.len());
         let keys: Vec<Bound<'_, PyAny>> = dict.keys().iter().collect();
         for key in &keys {
             if !key.is_instance_of::<PyString>() {
@@ -72,13 +75,17 @@ fn write_json(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, path: &mut Path) -> PyR
                 ));
             }
         }
+        let mut texts: Vec<Cow<'_, str>> = Vec::with_capacity(keys.len());
+        let mut values: Vec<Bound<'_, PyAny>> = Vec::with_capacity(keys.len());
         for key in &keys {
-            let k = py_str(key, &path.render())?;
-            let value = dict
-                .get_item(key)?
-                .ok_or_else(|| fail(path, "dictionary changed while it was read".into()))?;
-            members.push((k, value));
+            texts.push(py_str(key, &path.render())?);
+            values.push(
+                dict.get_item(key)?
+                    .ok_or_else(|| fail(path, "dictionary changed while it was read".into()))?,
+            );
         }
+        let mut members: Vec<(&str, Bound<'_, PyAny>)> =
+            texts.iter().map(|t| &**t).zip(values).collect();
         jcs::sort_members(&mut members);
         jcs::write_object(out, &members, path, |out, value, path| {
             write_json(out, value, path)
@@ -133,12 +140,12 @@ fn write_int(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> Result<(), String> {
     let digits = repr
         .cast::<PyString>()
         .ok()
-        .and_then(|s| s.to_str().ok())
+        .and_then(|s| strings::utf8(s).ok())
         .unwrap_or_default();
-    if !jcs::is_integer_literal(digits) {
+    if !jcs::is_integer_literal(&digits) {
         return Err("integer could not be written".to_owned());
     }
-    jcs::write_integer(out, digits);
+    jcs::write_integer(out, &digits);
     Ok(())
 }
 
@@ -150,7 +157,7 @@ pub fn encode_message(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()>
     // What the fingerprint reads of a message's content (breakpoints left out,
     // a lone text part as a string): see `_ContentMessage` in _messages.py.
     let content = intern!(py, "_fp_content");
-    match py_str(&role, "Message.role")? {
+    match py_str(&role, "Message.role")?.as_ref() {
         "system" => {
             out.push(encode::tag::SYSTEM);
             encode_content(out, &obj.getattr(content)?, "SystemMessage.content")?;
@@ -164,7 +171,7 @@ pub fn encode_message(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()>
             encode_content(out, &obj.getattr(content)?, "ToolMessage.content")?;
             encode::put_tool_result_tail(
                 out,
-                py_str(
+                &py_str(
                     &obj.getattr(intern!(py, "tool_call_id"))?,
                     "ToolMessage.tool_call_id",
                 )?,
@@ -200,7 +207,7 @@ pub fn encode_message(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()>
 fn encode_content(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, path: &str) -> PyResult<()> {
     let py = obj.py();
     if obj.is_instance_of::<PyString>() {
-        encode::put_str(out, py_str(obj, path)?);
+        encode::put_str(out, &py_str(obj, path)?);
         return Ok(());
     }
     let Ok(parts) = obj.cast::<PyTuple>() else {
@@ -213,7 +220,7 @@ fn encode_content(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, path: &str) -> PyRe
     encode::put_list_header(out, parts.len());
     for part in parts.iter() {
         if part.is_instance_of::<PyString>() {
-            encode::put_text_part(out, py_str(&part, path)?);
+            encode::put_text_part(out, &py_str(&part, path)?);
             continue;
         }
         let kind = part.getattr(intern!(py, "_fp_kind")).map_err(|_| {
@@ -223,25 +230,27 @@ fn encode_content(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, path: &str) -> PyRe
                 &format!("{} is not a content part", type_name(&part)),
             )
         })?;
-        match py_str(&kind, path)? {
+        match py_str(&kind, path)?.as_ref() {
             "image" => encode::put_image(
                 out,
                 opt_bytes(&part.getattr(intern!(py, "data"))?, "Image.data")?,
                 opt_str(
                     &part.getattr(intern!(py, "media_type"))?,
                     "Image.media_type",
-                )?,
-                opt_str(&part.getattr(intern!(py, "url"))?, "Image.url")?,
+                )?
+                .as_deref(),
+                opt_str(&part.getattr(intern!(py, "url"))?, "Image.url")?.as_deref(),
             ),
             "document" => encode::put_document(
                 out,
                 &encode::DocumentFields {
                     data: opt_bytes(&part.getattr(intern!(py, "data"))?, "Document.data")?,
-                    url: opt_str(&part.getattr(intern!(py, "url"))?, "Document.url")?,
-                    text: opt_str(&part.getattr(intern!(py, "text"))?, "Document.text")?,
-                    title: opt_str(&part.getattr(intern!(py, "title"))?, "Document.title")?,
+                    url: opt_str(&part.getattr(intern!(py, "url"))?, "Document.url")?.as_deref(),
+                    text: opt_str(&part.getattr(intern!(py, "text"))?, "Document.text")?.as_deref(),
+                    title: opt_str(&part.getattr(intern!(py, "title"))?, "Document.title")?
+                        .as_deref(),
                     citations: part.getattr(intern!(py, "citations"))?.is_truthy()?,
-                    media_type: py_str(
+                    media_type: &py_str(
                         &part.getattr(intern!(py, "media_type"))?,
                         "Document.media_type",
                     )?,
@@ -260,7 +269,7 @@ fn encode_content(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, path: &str) -> PyRe
     Ok(())
 }
 
-fn opt_str<'a>(obj: &'a Bound<'_, PyAny>, path: &str) -> PyResult<Option<&'a str>> {
+fn opt_str<'a>(obj: &'a Bound<'_, PyAny>, path: &str) -> PyResult<Option<Cow<'a, str>>> {
     if obj.is_none() {
         Ok(None)
     } else {
@@ -281,9 +290,9 @@ fn encode_native(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = obj.py();
     encode::put_native(
         out,
-        py_str(&obj.getattr(intern!(py, "provider"))?, "Native.provider")?,
-        py_str(&obj.getattr(intern!(py, "data"))?, "Native.data")?,
-        opt_str(&obj.getattr(intern!(py, "text"))?, "Native.text")?,
+        &py_str(&obj.getattr(intern!(py, "provider"))?, "Native.provider")?,
+        &py_str(&obj.getattr(intern!(py, "data"))?, "Native.data")?,
+        opt_str(&obj.getattr(intern!(py, "text"))?, "Native.text")?.as_deref(),
     );
     Ok(())
 }
@@ -291,7 +300,7 @@ fn encode_native(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
 fn encode_part(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = obj.py();
     if obj.is_instance_of::<PyString>() {
-        encode::put_text_part(out, py_str(obj, "AssistantMessage.parts")?);
+        encode::put_text_part(out, &py_str(obj, "AssistantMessage.parts")?);
         return Ok(());
     }
     let kind = obj.getattr(intern!(py, "_fp_kind")).map_err(|_| {
@@ -304,7 +313,7 @@ fn encode_part(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
             ),
         )
     })?;
-    match py_str(&kind, "AssistantMessage.parts")? {
+    match py_str(&kind, "AssistantMessage.parts")?.as_ref() {
         "call" => {
             let arguments = obj.getattr(intern!(py, "_arguments_jcs"))?;
             let Ok(arguments) = arguments.cast::<PyBytes>() else {
@@ -316,8 +325,8 @@ fn encode_part(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
             };
             encode::put_tool_call(
                 out,
-                py_str(&obj.getattr(intern!(py, "id"))?, "ToolCall.id")?,
-                py_str(&obj.getattr(intern!(py, "name"))?, "ToolCall.name")?,
+                &py_str(&obj.getattr(intern!(py, "id"))?, "ToolCall.id")?,
+                &py_str(&obj.getattr(intern!(py, "name"))?, "ToolCall.name")?,
                 arguments.as_bytes(),
             );
         }
@@ -328,9 +337,10 @@ fn encode_part(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
             } else {
                 Some(py_str(&signature, "ThinkingBlock.Text.signature")?)
             };
+            let signature = signature.as_deref();
             encode::put_thinking_text(
                 out,
-                py_str(
+                &py_str(
                     &obj.getattr(intern!(py, "text"))?,
                     "ThinkingBlock.Text.text",
                 )?,
@@ -340,7 +350,7 @@ fn encode_part(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
         "redacted" => {
             encode::put_redacted(
                 out,
-                py_str(
+                &py_str(
                     &obj.getattr(intern!(py, "data"))?,
                     "ThinkingBlock.Redacted.data",
                 )?,
@@ -349,11 +359,11 @@ fn encode_part(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
         "native" => encode_native(out, obj)?,
         "opaque" => encode::put_opaque(
             out,
-            py_str(
+            &py_str(
                 &obj.getattr(intern!(py, "provider"))?,
                 "ThinkingBlock.Opaque.provider",
             )?,
-            py_str(
+            &py_str(
                 &obj.getattr(intern!(py, "data"))?,
                 "ThinkingBlock.Opaque.data",
             )?,

@@ -1,0 +1,225 @@
+"""thinkseal side by side with its peers, at n = 100, 1,000 and 15,000 messages
+(Anthropic tool loop, ~1.7 KB per message, one process, min of several rounds):
+
+- stateless: stored JSON -> loaded, checked, body bytes (thinkseal, pydantic-ai, LiteLLM);
+- steady state: append a step, then the body bytes, per unchanged message;
+- forks: two siblings of one prepared conversation, per sibling;
+- cold all-prefix fingerprint of non-ASCII text against a pure-Python chain;
+- memory: what a replay decision keeps per message, and the wire caches per wire byte.
+
+Prints the markdown table of docs/performance.md and writes docs/performance-peers.png.
+Run: python -m benches.compare   (pip install -e '.[bench]' for the peers and matplotlib)
+"""
+
+from __future__ import annotations
+
+import gc
+import pickle
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from thinkseal import (
+    AssistantMessage,
+    Conversation,
+    Message,
+    ThinkingBlock,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    _core,
+    provider,
+)
+from thinkseal.testing import respond
+
+from . import _peers
+from ._workload import bound_history, fresh_copies, python_chain
+
+SIZES = (100, 1_000, 15_000)
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def best(run: Callable[[], Any], rounds: int, setup: Callable[[], None] | None = None) -> float:
+    times = []
+    for _ in range(rounds):
+        if setup is not None:
+            setup()
+        gc.collect()
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def rounds_for(n: int) -> int:
+    return 21 if n <= 1_000 else 5
+
+
+def stateless(n: int) -> dict[str, float]:
+    """us per message, stored JSON -> body bytes."""
+    conv = Conversation(bound_history(n, _peers.ORIGIN))
+    paths = {"thinkseal": _peers.thinkseal_stateless(conv.to_json())}
+    have = _peers.available()
+    if have["pydantic-ai"]:
+        paths["pydantic-ai"] = _peers.pydantic_ai_stateless(_peers.pydantic_ai_stored(conv))
+    if have["litellm"]:
+        paths["litellm"] = _peers.litellm_stateless(_peers.litellm_stored(conv))
+    return {name: best(run, rounds_for(n)) / n * 1e6 for name, run in paths.items()}
+
+
+def steady_and_forks(n: int) -> tuple[float, float, float]:
+    """(us per unchanged message for one appended step + body bytes,
+    us for one appended step, us per fork sibling)."""
+    adapter = provider("anthropic")
+    state = {"conv": Conversation(bound_history(n, _peers.ORIGIN))}
+    _ = adapter.prepare(state["conv"], model=_peers.ORIGIN.model, max_tokens=1024).content  # warm
+    counter = iter(range(10**9))
+
+    def step() -> None:
+        i = next(counter)
+        conv = respond(
+            state["conv"].append(UserMessage(f"next {i}")),
+            _peers.ORIGIN,
+            AssistantMessage(f"ok {i}", [], [ThinkingBlock.Text(f"t {i}", f"s{i}")]),
+        )
+        state["conv"] = conv
+        _ = adapter.prepare(conv, model=_peers.ORIGIN.model, max_tokens=1024).content
+
+    one = best(step, rounds_for(n))
+    base = state["conv"]
+
+    def forks() -> None:
+        for k in range(2):
+            sibling = base.append(UserMessage(f"sibling {k} {next(counter)}"))
+            _ = adapter.prepare(sibling, model=_peers.ORIGIN.model, max_tokens=1024).content
+
+    fork = best(forks, rounds_for(n)) / 2
+    return one / n * 1e6, one * 1e6, fork * 1e6
+
+
+NON_ASCII = "lörem ipsüm dolor sit ämet — 東京の天気 " * 14
+
+
+def non_ascii(i: int) -> Message:
+    kind = i % 3
+    if kind == 0:
+        return UserMessage(f"demande {i}: {NON_ASCII * 3}")
+    if kind == 1:
+        return AssistantMessage(
+            f"réponse {i}: {NON_ASCII}",
+            [ToolCall(f"call_{i}", "search", {"query": NON_ASCII[:200], "page": i})],
+            [ThinkingBlock.Text(NON_ASCII + NON_ASCII[:200], "sig" * 40)],
+        )
+    return ToolMessage(f"résultat {i}: {NON_ASCII * 3}", f"call_{i - 1}")
+
+
+def cold_fingerprint(n: int = 2_100) -> dict[str, float]:
+    """us per message, all-prefix chain of fresh non-ASCII messages."""
+    msgs = [non_ascii(i) for i in range(n)]
+    out: dict[str, float] = {}
+    chains: dict[str, Callable[[list[Message]], bytes]] = {
+        "python": python_chain,
+        "thinkseal-1": lambda m: _core.chain(_core.CHAIN_START, b"".join(_core.message_digests(m, 1))),
+        "thinkseal-2": lambda m: _core.chain(_core.CHAIN_START, b"".join(_core.message_digests(m, 2))),
+    }
+    box: dict[str, Any] = {}
+
+    def fresh() -> None:
+        box["m"] = fresh_copies(msgs)
+
+    for name, chain in chains.items():
+
+        def run(chain: Callable[[list[Message]], bytes] = chain) -> bytes:
+            return chain(box["m"])
+
+        out[name] = best(run, 9, setup=fresh) / n * 1e6
+    return out
+
+
+def memory(n: int = 2_100) -> tuple[float, float]:
+    """(B per decided message beyond each message's own cached digest,
+    wire-cache bytes per wire byte after the first prepare)."""
+    msgs: list[Message] = pickle.loads(pickle.dumps(bound_history(n, _peers.ORIGIN)))
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        conv = Conversation(msgs)
+        _ = conv.replay(_peers.ORIGIN).report
+        gc.collect()
+        decided = tracemalloc.get_traced_memory()[0]
+        req = provider("anthropic").prepare(conv, model=_peers.ORIGIN.model, max_tokens=1024)
+        size = len(req.content)
+        del req
+        gc.collect()
+        cached = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    per_message = (decided - before - n * sys.getsizeof(bytes(32))) / n
+    return per_message, (cached - decided) / size
+
+
+def plot(results: dict[int, dict[str, float]]) -> Path:
+    import matplotlib  # noqa: PLC0415 (optional bench dependency)
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415 (optional bench dependency)
+
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    names = sorted({name for row in results.values() for name in row})
+    for name in names:
+        xs = [n for n in SIZES if name in results[n]]
+        ax.plot(xs, [results[n][name] for n in xs], marker="o", label=name)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("messages in the stored conversation (n)")
+    ax.set_ylabel("µs per message (stored JSON → body bytes)")
+    ax.set_title("Stateless worker, Anthropic tool loop, 1.7 KB/message")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    path = DOCS / "performance-peers.png"
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return path
+
+
+def main() -> None:
+    have = _peers.available()
+    for name, ok in have.items():
+        if not ok:
+            print(f"({name} is not installed: its column is left out; pip install -e '.[bench]')")
+    results = {n: stateless(n) for n in SIZES}
+    print("\n| n | thinkseal µs/msg | pydantic-ai µs/msg | LiteLLM µs/msg | vs pydantic-ai | vs LiteLLM |")
+    print("|---|---|---|---|---|---|")
+    for n, row in results.items():
+        t = row["thinkseal"]
+        pa, ll = row.get("pydantic-ai"), row.get("litellm")
+        print(
+            f"| {n:,} | {t:.2f} | {pa or float('nan'):.2f} | {ll or float('nan'):.2f} "
+            f"| {(pa or 0) / t:.2f}x | {(ll or 0) / t:.2f}x |"
+        )
+    print("\n| n | steady state µs per unchanged msg | one step µs | one fork sibling µs |")
+    print("|---|---|---|---|")
+    for n in SIZES:
+        per, one, fork = steady_and_forks(n)
+        print(f"| {n:,} | {per:.4f} | {one:.0f} | {fork:.0f} |")
+    cold = cold_fingerprint()
+    py = cold["python"]
+    print("\ncold all-prefix fingerprint, non-ASCII, 2,100 fresh messages (µs/msg):")
+    print(
+        f"python {py:.2f}; thinkseal 1 thread {cold['thinkseal-1']:.2f} ({py / cold['thinkseal-1']:.2f}x), "
+        f"2 threads {cold['thinkseal-2']:.2f} ({py / cold['thinkseal-2']:.2f}x)"
+    )
+    per_message, ratio = memory()
+    print(f"\nmemory: {per_message:.0f} B per decided message beyond its digest; wire caches {ratio:.2f}x wire bytes")
+    try:
+        print(f"\nplot: {plot(results)}")
+    except ImportError:
+        print("\n(matplotlib is not installed: no plot)")
+
+
+if __name__ == "__main__":
+    main()
