@@ -287,10 +287,6 @@ def _run_rounds(recorded: Recorded, rounds: int) -> tuple[list[str], list[str]]:
     return different, raced
 
 
-@pytest.mark.xfail(
-    strict=False,  # a race: a run may miss it
-    reason="thinkseal.providers._claude.messages reads the WireCache slot twice; another thread can replace it between",
-)
 def test_claude_wire_cache_total_under_threads(recorded: Recorded) -> None:
     different, raced = _run_rounds(recorded, 3 * ROUNDS)
     assert different == []

@@ -57,7 +57,7 @@ from .._reply import ReplyInfo, Usage
 from ._base import StreamParser
 from ._options import response_format
 from ._response import Node, error_text, parse_arguments, wrap_errors
-from ._wire import WireCache, cached, dumps, fragment, message_of_blocks, wire_messages
+from ._wire import cached, dumps, fragment, message_of_blocks, tallied_wire_messages
 
 THINKING_TYPES: Final[tuple[str, ...]] = ("enabled", "disabled", "adaptive", "between_tools")
 # The options Claude's thinking rules read, by their names in Anthropic's API.
@@ -601,22 +601,10 @@ class Wire:
             provider=self.name,
             opt_in_path=f"{self.paths['thinking']}.block_binding",
         )
-        tails: list[int] = []
-
-        def segment(sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
-            values, encoded = self.turns(sent)
-            tails.append(len(values))
-            return values, encoded
-
         try:
-            turns, encoded = wire_messages(replay, self.key, segment, self.goes_out, tally=self.turn_marks)
+            turns, encoded, marks = tallied_wire_messages(replay, self.key, self.turns, self.goes_out, self.turn_marks)
         except Refused as err:
             raise located(conversation, err) from None
-        # The last segment built is the tail; the wire messages before it are the
-        # log's shared, settled ones, whose marks the wire cache counted once.
-        settled = len(turns) - tails[-1]
-        marks = replay.slot(self.key, WireCache).total(settled)
-        marks += sum(map(self.turn_marks, turns[settled:]))
         return turns, encoded, marks
 
     def check_marks(self, count: int) -> None:

@@ -216,7 +216,6 @@ def wire_messages(
     key: str,
     build_segment: Segment,
     starts_wire_message: Callable[[AssistantMessage], bool] = _always,
-    tally: Callable[[Any], int] | None = None,
 ) -> tuple[list[Any], list[bytes]]:
     """Every wire message of the request, and its encoded bytes, for adapters
     whose wire messages never span an assistant turn's start.
@@ -230,9 +229,23 @@ def wire_messages(
     is list copies. ``starts_wire_message(turn)`` says whether an as-sent
     assistant turn starts a wire message (an adapter that leaves empty turns
     out lets the messages around them merge, so they are no place to cut).
-    ``tally(wire message)``: a count the cache keeps a running total of
-    (``WireCache.total``).
     """
+    values, encoded, _ = tallied_wire_messages(replay, key, build_segment, starts_wire_message, None)
+    return values, encoded
+
+
+def tallied_wire_messages(
+    replay: Replay,
+    key: str,
+    build_segment: Segment,
+    starts_wire_message: Callable[[AssistantMessage], bool],
+    tally: Callable[[Any], int] | None,
+) -> tuple[list[Any], list[bytes], int]:
+    """``wire_messages``, and the sum of ``tally(wire message)`` over all of
+    them (0 without a tally): the cache keeps a running total over the shared
+    part (``WireCache.total``), so only the new wire messages are counted. The
+    total is read from the same cache object as the messages, which another
+    thread may replace in the slot meanwhile."""
     boundary: int | None = wire_boundary(replay)
     while boundary and not starts_wire_message(replay.sent(boundary)):  # type: ignore[arg-type]
         boundary = replay.turn_before(boundary)
@@ -244,4 +257,5 @@ def wire_messages(
         cache.extend(upto, boundary, values, encoded, tally, replay.total)
         upto, count = cache.mark_at(boundary)
     tail_values, tail_encoded = build_segment(replay.sent_messages(upto, replay.total))
-    return cache.values[:count] + tail_values, cache.encoded[:count] + tail_encoded
+    total = cache.total(count) + sum(map(tally, tail_values)) if tally is not None else 0
+    return cache.values[:count] + tail_values, cache.encoded[:count] + tail_encoded, total
