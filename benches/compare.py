@@ -2,8 +2,10 @@
 (Anthropic tool loop, ~1.7 KB per message, one process, min of several rounds):
 
 - stateless: stored JSON -> loaded, checked, body bytes (thinkseal, pydantic-ai, LiteLLM);
-- steady state: append a step, then the body bytes, per unchanged message;
-- forks: two siblings of one prepared conversation, per sibling;
+- steady state: append a step, then the body ready to send (its shared chunks
+  and length, ``req.content_length``), per unchanged message; and the same with
+  the body joined into one ``bytes`` (``req.content``);
+- forks: two siblings of one prepared conversation, per sibling (body ready);
 - cold all-prefix fingerprint of non-ASCII text against a pure-Python chain;
 - memory: what a replay decision keeps per message, and the wire caches per wire byte.
 
@@ -70,15 +72,15 @@ def stateless(n: int) -> dict[str, float]:
     return {name: best(run, rounds_for(n)) / n * 1e6 for name, run in paths.items()}
 
 
-def steady_and_forks(n: int) -> tuple[float, float, float]:
-    """(us per unchanged message for one appended step + body bytes,
-    us for one appended step, us per fork sibling)."""
+def steady_and_forks(n: int) -> tuple[float, float, float, float]:
+    """(us per unchanged message for one appended step + the body ready to send,
+    us for that step, us for it with the body joined, us per fork sibling)."""
     adapter = provider("anthropic")
     state = {"conv": Conversation(bound_history(n, _peers.ORIGIN))}
     _ = adapter.prepare(state["conv"], model=_peers.ORIGIN.model, max_tokens=1024).content  # warm
     counter = iter(range(10**9))
 
-    def step() -> None:
+    def step(joined: bool) -> None:
         i = next(counter)
         conv = respond(
             state["conv"].append(UserMessage(f"next {i}")),
@@ -86,18 +88,20 @@ def steady_and_forks(n: int) -> tuple[float, float, float]:
             AssistantMessage(f"ok {i}", [], [ThinkingBlock.Text(f"t {i}", f"s{i}")]),
         )
         state["conv"] = conv
-        _ = adapter.prepare(conv, model=_peers.ORIGIN.model, max_tokens=1024).content
+        req = adapter.prepare(conv, model=_peers.ORIGIN.model, max_tokens=1024)
+        _ = req.content if joined else req.content_length
 
-    one = best(step, rounds_for(n))
+    one = best(lambda: step(False), rounds_for(n))
+    one_joined = best(lambda: step(True), rounds_for(n))
     base = state["conv"]
 
     def forks() -> None:
         for k in range(2):
             sibling = base.append(UserMessage(f"sibling {k} {next(counter)}"))
-            _ = adapter.prepare(sibling, model=_peers.ORIGIN.model, max_tokens=1024).content
+            _ = adapter.prepare(sibling, model=_peers.ORIGIN.model, max_tokens=1024).content_length
 
     fork = best(forks, rounds_for(n)) / 2
-    return one / n * 1e6, one * 1e6, fork * 1e6
+    return one / n * 1e6, one * 1e6, one_joined * 1e6, fork * 1e6
 
 
 NON_ASCII = "lörem ipsüm dolor sit ämet — 東京の天気 " * 14
@@ -201,11 +205,11 @@ def main() -> None:
             f"| {n:,} | {t:.2f} | {pa or float('nan'):.2f} | {ll or float('nan'):.2f} "
             f"| {(pa or 0) / t:.2f}x | {(ll or 0) / t:.2f}x |"
         )
-    print("\n| n | steady state µs per unchanged msg | one step µs | one fork sibling µs |")
-    print("|---|---|---|---|")
+    print("\n| n | steady state µs per unchanged msg | one step µs | one step, body joined µs | one fork sibling µs |")
+    print("|---|---|---|---|---|")
     for n in SIZES:
-        per, one, fork = steady_and_forks(n)
-        print(f"| {n:,} | {per:.4f} | {one:.0f} | {fork:.0f} |")
+        per, one, joined, fork = steady_and_forks(n)
+        print(f"| {n:,} | {per:.4f} | {one:.0f} | {joined:.0f} | {fork:.0f} |")
     cold = cold_fingerprint()
     py = cold["python"]
     print("\ncold all-prefix fingerprint, non-ASCII, 2,100 fresh messages (µs/msg):")

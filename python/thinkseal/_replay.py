@@ -251,10 +251,11 @@ class ReplayStore:
         copy.log = log
         with self._lock:
             slots = list(self._slots.items())
+        shared = _shared_length(self.log, log, length)
         for key, (owner, value) in slots:
             fork = getattr(value, "fork", None)
             if owner is self.log and fork is not None:
-                copy._slots[key] = (log, fork(length))
+                copy._slots[key] = (log, fork(shared))
         return copy
 
     def extend(self, length: int, log: object, walked: Walk) -> ReplayStore:
@@ -269,6 +270,20 @@ class ReplayStore:
                 self.log = log
                 return self
         return self.fork(length, log).extend(length, log, walked)
+
+
+def _shared_length(old: object, new: object, start: int) -> int:
+    """How many leading messages two message logs have in common, knowing the
+    first ``start`` are (the store's entries end at the settled point; the
+    logs may share an open tool run beyond it): the same objects, compared
+    from ``start`` on."""
+    a: Sequence[object] = getattr(old, "items", ())
+    b: Sequence[object] = getattr(new, "items", ())
+    shared = start
+    end = min(len(a), len(b))
+    while shared < end and a[shared] is b[shared]:
+        shared += 1
+    return shared
 
 
 class Walk:

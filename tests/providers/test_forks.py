@@ -42,13 +42,18 @@ def _mapped(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return counts
 
 
+@pytest.mark.parametrize("open_run", [False, True], ids=["after-a-user-turn", "inside-a-tool-run"])
 @pytest.mark.parametrize("provider", PROVIDER_IDS)
-def test_a_sibling_maps_only_its_new_messages(provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_sibling_maps_only_its_new_messages(provider: str, open_run: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     adapter = thinkseal.provider(provider)
     options = dict(emulator(provider).options)
     mapped_per_sibling = []
     for steps in (20, 400):
-        parent = _history(steps).append(AssistantMessage("Parent"), UserMessage("Go"))
+        if open_run:  # the parent ends in a tool result: the fork point is past the settled turns
+            call = ToolCall("call_p", "lookup", {"q": -1})
+            parent = _history(steps).append(AssistantMessage("Parent", [call]), ToolMessage("p", "call_p"))
+        else:
+            parent = _history(steps).append(AssistantMessage("Parent"), UserMessage("Go"))
         adapter.prepare(parent, model="m", **options)  # the history mapped once
         first = parent.append(AssistantMessage("Sibling 0"), UserMessage("Again 0"))
         adapter.prepare(first, model="m", **options)  # extends the parent's caches
