@@ -68,6 +68,17 @@ def message_of_blocks(role: str, blocks: Sequence[tuple[Any, bytes]]) -> tuple[d
     return value, raw
 
 
+class Fragments(list[bytes]):
+    """Encoded wire messages with their total size in bytes (``size``), known
+    from the cache's running sizes without summing every fragment again."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+
 class Body:
     """A request body as the encoded pieces it is made of: ``head``, then the
     ``items`` separated by commas, then ``tail``. The items are the cached
@@ -82,7 +93,8 @@ class Body:
         self.items = items
         self.tail = tail
         self._joined: bytes | None = None
-        self._length = len(head) + sum(map(len, items)) + max(len(items) - 1, 0) + len(tail)
+        size = items.size if isinstance(items, Fragments) else sum(map(len, items))
+        self._length = len(head) + size + max(len(items) - 1, 0) + len(tail)
 
     def __len__(self) -> int:
         return self._length
@@ -134,12 +146,13 @@ class WireCache:
     it (``fork``). ``totals`` is a running count over the cached wire messages of whatever the
     adapter tallies (Claude: cache breakpoints), kept when it asks for one."""
 
-    __slots__ = ("encoded", "lock", "marks", "seen", "totals", "values")
+    __slots__ = ("encoded", "lock", "marks", "seen", "sizes", "totals", "values")
 
     def __init__(self) -> None:
         self.values: list[Any] = []
         self.encoded: list[bytes] = []
         self.totals: list[int] = []
+        self.sizes: list[int] = []  # running byte size of ``encoded``
         self.marks: list[tuple[int, int]] = [(0, 0)]
         self.seen: list[int] = [0]
         self.lock = threading.Lock()
@@ -147,6 +160,10 @@ class WireCache:
     def total(self, count: int) -> int:
         """The tally over the first ``count`` cached wire messages."""
         return self.totals[count - 1] if count else 0
+
+    def size(self, count: int) -> int:
+        """The byte size of the first ``count`` cached wire messages."""
+        return self.sizes[count - 1] if count else 0
 
     def mark_at(self, boundary: int) -> tuple[int, int]:
         """The last ``(message index, wire count)`` mark at or before ``boundary``."""
@@ -167,6 +184,7 @@ class WireCache:
             copy.values = self.values[:count]
             copy.encoded = self.encoded[:count]
             copy.totals = self.totals[:count]
+            copy.sizes = self.sizes[:count]
         return copy
 
     def extend(
@@ -189,6 +207,10 @@ class WireCache:
                 for value in values:
                     running += tally(value)
                     self.totals.append(running)
+            running = self.sizes[-1] if self.sizes else 0
+            for data in encoded:
+                running += len(data)
+                self.sizes.append(running)
             self.values.extend(frozen(v) for v in values)
             self.encoded.extend(encoded)
             self.marks.append((end, len(self.values)))
@@ -240,7 +262,7 @@ def tallied_wire_messages(
     build_segment: Segment,
     starts_wire_message: Callable[[AssistantMessage], bool],
     tally: Callable[[Any], int] | None,
-) -> tuple[list[Any], list[bytes], int]:
+) -> tuple[list[Any], Fragments, int]:
     """``wire_messages``, and the sum of ``tally(wire message)`` over all of
     them (0 without a tally): the cache keeps a running total over the shared
     part (``WireCache.total``), so only the new wire messages are counted. The
@@ -258,4 +280,9 @@ def tallied_wire_messages(
         upto, count = cache.mark_at(boundary)
     tail_values, tail_encoded = build_segment(replay.sent_messages(upto, replay.total))
     total = cache.total(count) + sum(map(tally, tail_values)) if tally is not None else 0
-    return cache.values[:count] + tail_values, cache.encoded[:count] + tail_encoded, total
+    fragments = Fragments(cache.size(count) + sum(map(len, tail_encoded)))
+    fragments += cache.encoded[:count]
+    fragments += tail_encoded
+    values = cache.values[:count]
+    values += tail_values
+    return values, fragments, total
