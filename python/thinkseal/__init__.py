@@ -13,6 +13,7 @@ from ._blocks import ThinkingBlock
 from ._content import CacheBreakpoint, ContentPart, Document, Image, Native
 from ._conversation import Conversation
 from ._errors import ConflictError, ProviderError, ReplayError, ResponseError, ThinksealError, ValidationError
+from ._limits import DEFAULT_LIMITS, Limits, limits, set_limits
 from ._messages import (
     AssistantMessage,
     Message,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "FINGERPRINT_VERSION",
     "AssistantMessage",
     "AsyncClient",
@@ -46,6 +48,7 @@ __all__ = [
     "Delta",
     "Document",
     "Image",
+    "Limits",
     "Message",
     "Native",
     "Origin",
@@ -72,9 +75,11 @@ __all__ = [
     "Usage",
     "UserMessage",
     "ValidationError",
+    "limits",
     "message_from_dict",
     "message_to_dict",
     "provider",
+    "set_limits",
 ]
 
 

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Final, TypeAlias
 
 from ._errors import ValidationError
 from ._frozen import Value, check_bool, check_optional_str, check_sequence, check_str
+from ._limits import check_parts
 
 IMAGE_MEDIA_TYPES: Final[tuple[str, ...]] = ("image/jpeg", "image/png", "image/gif", "image/webp")
 DOCUMENT_MEDIA_TYPES: Final[tuple[str, ...]] = ("application/pdf", "text/plain")
@@ -232,6 +233,7 @@ def check_content(value: object, path: str, allowed: tuple[type, ...]) -> Conten
     if isinstance(value, str):
         return check_str(value, path, blank_ok=False)
     parts = check_sequence(value, path)
+    check_parts(len(parts), path)
     checked: list[ContentPart] = []
     for i, part in enumerate(parts):
         where = f"{path}[{i}]"

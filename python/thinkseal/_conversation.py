@@ -11,6 +11,7 @@ from ._binding import Origin
 from ._errors import ThinksealError, ValidationError
 from ._frozen import Frozen, check_sequence
 from ._json import freeze_json, require_object
+from ._limits import check_body
 from ._messages import Message, SystemMessage, message_from_dict
 from ._reader import Reader, reroot
 from ._replay import (
@@ -335,6 +336,7 @@ class Conversation(Frozen):
         are kept as stored, never re-derived."""
         if not isinstance(text, (str, bytes, bytearray)):
             raise ValidationError(f"$: expected JSON text, got {type(text).__name__}", path="$")
+        check_body(len(text), "$")
         try:
             import json  # noqa: PLC0415 - not on import thinkseal's path
 

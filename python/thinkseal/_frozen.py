@@ -93,10 +93,18 @@ class Value(Frozen):
         return f"{type(self).__qualname__}({args})"
 
 
+# The longest string check_str takes (``Limits.max_string``; set by ``thinkseal.set_limits``).
+STRING_LIMIT: list[int] = [64 * 2**20]
+
+
 def check_str(value: object, path: str, *, blank_ok: bool = True) -> str:
     """``value`` as an exact ``str`` of valid Unicode, or ``ValidationError`` naming ``path``."""
     if not isinstance(value, str):
         raise ValidationError(f"{path}: expected str, got {type(value).__name__}", path=path)
+    if len(value) > STRING_LIMIT[0]:
+        raise ValidationError(
+            f"{path}: {len(value)} characters, over the limit of {STRING_LIMIT[0]} (Limits.max_string)", path=path
+        )
     if not value.isascii():
         try:
             value.encode("utf-8")

@@ -14,6 +14,7 @@ from typing import Any, NoReturn, TypeAlias
 
 from . import _core
 from ._errors import ValidationError
+from ._limits import limits
 
 # What "JSON" means in the docs. Signatures take ``Mapping[str, object]`` (as the
 # provider SDKs do): a recursive alias makes mypy reject ordinary dict literals
@@ -113,9 +114,10 @@ def frozen(value: Any) -> Any:
 def freeze_json(value: object, root: str) -> tuple[Any, bytes]:
     """Validate ``value`` as JSON and return ``(frozen copy, RFC 8785 bytes)``.
 
-    Raises ``ValidationError`` naming the path under ``root`` when it is not JSON.
+    Raises ``ValidationError`` naming the path under ``root`` when it is not JSON
+    or nests deeper than ``Limits.max_depth``.
     """
-    canonical = _core.canonical_json(value, root)
+    canonical = _core.canonical_json(value, root, limits().max_depth)
     return _freeze(value), canonical
 
 

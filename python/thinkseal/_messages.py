@@ -33,6 +33,7 @@ from ._content import (
 from ._errors import ValidationError
 from ._frozen import Frozen, Value, check_bool, check_sequence, check_str
 from ._json import freeze_json, require_object
+from ._limits import check_parts
 from ._reader import Reader, reroot
 
 Part = Union[str, "ToolCall", ThinkingBlock, Native]
@@ -231,7 +232,9 @@ class ToolMessage(_ContentMessage):
 
 def _check_parts(parts: object) -> tuple[Part, ...]:
     checked: list[Part] = []
-    for i, part in enumerate(check_sequence(parts, "AssistantMessage.parts")):
+    given = check_sequence(parts, "AssistantMessage.parts")
+    check_parts(len(given), "AssistantMessage.parts")
+    for i, part in enumerate(given):
         if isinstance(part, str):
             checked.append(check_str(part, f"AssistantMessage.parts[{i}]"))
         elif isinstance(part, (ToolCall, ThinkingBlock, Native)):
@@ -247,6 +250,7 @@ def _check_parts(parts: object) -> tuple[Part, ...]:
 
 def _check_items(items: object, kind: type, path: str) -> tuple[Any, ...]:
     values = check_sequence(items, path)
+    check_parts(len(values), path)
     for i, item in enumerate(values):
         if not isinstance(item, kind):
             raise ValidationError(

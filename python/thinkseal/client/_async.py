@@ -64,7 +64,7 @@ class AsyncClient(ClientBase["httpx.AsyncClient"]):
                 response = await self._http.send(outgoing, stream=True)
                 try:
                     if response.status_code < 400:
-                        return response if stream else await response.aread()
+                        return response if stream else await self._read(response)
                     error = exchange.error(response.status_code, response.headers, await response.aread())
                 finally:
                     if not stream or response.status_code >= 400:
@@ -76,6 +76,19 @@ class AsyncClient(ClientBase["httpx.AsyncClient"]):
                 raise error
             await asyncio.sleep(delay)
             attempt += 1
+
+    async def _read(self, response: Any) -> bytes:
+        """The whole body, refused past ``Limits.max_body`` as it arrives."""
+        exchange = self._exchange
+        declared = response.headers.get("content-length", "")
+        exchange.within_limit(int(declared) if declared.isdigit() else 0)
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            exchange.within_limit(size)
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     async def aclose(self) -> None:
         if self._owned:
@@ -129,7 +142,10 @@ class AsyncReplyStream:
         accumulator = request.stream()
         frames = decoder(exchange.connection.stream_format, exchange.adapter.id)
         try:
+            size = 0
             async for chunk in self._response.aiter_raw():
+                size += len(chunk)
+                exchange.within_limit(size)
                 for event in frames.feed(chunk):
                     for delta in accumulator.feed(event):
                         yield delta

@@ -24,6 +24,7 @@ from typing import Any, Final, Literal
 
 from .._conversation import Conversation
 from .._errors import ProviderError, ReplayError, ResponseError, ValidationError
+from .._limits import limits
 from .._messages import AssistantMessage
 from .._reply import Recovery
 from ..providers import PreparedRequest, provider
@@ -173,6 +174,15 @@ class Exchange:
         if error.retry_after is not None and error.retry_after <= MAX_RETRY_AFTER:
             return float(error.retry_after)
         return min(0.5 * 2.0**attempt, 8.0) * (0.75 + random.random() / 4)
+
+    def within_limit(self, size: int) -> None:
+        """Refuse a response body or stream that has grown past ``Limits.max_body``
+        (checked as it arrives, so an endless answer never fills memory)."""
+        limit = limits().max_body
+        if size > limit:
+            raise ResponseError(
+                f"{size} bytes received, over the limit of {limit} (Limits.max_body)", path="response body"
+            )
 
     def decoded(self, raw: bytes) -> Mapping[str, Any]:
         try:

@@ -69,7 +69,7 @@ class Client(ClientBase["httpx.Client"]):
                 response = self._http.send(outgoing, stream=True)
                 try:
                     if response.status_code < 400:
-                        return response if stream else response.read()
+                        return response if stream else self._read(response)
                     error = exchange.error(response.status_code, response.headers, response.read())
                 finally:
                     if not stream or response.status_code >= 400:
@@ -81,6 +81,19 @@ class Client(ClientBase["httpx.Client"]):
                 raise error
             time.sleep(delay)
             attempt += 1
+
+    def _read(self, response: Any) -> bytes:
+        """The whole body, refused past ``Limits.max_body`` as it arrives."""
+        exchange = self._exchange
+        declared = response.headers.get("content-length", "")
+        exchange.within_limit(int(declared) if declared.isdigit() else 0)
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            exchange.within_limit(size)
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     def close(self) -> None:
         if self._owned:
@@ -127,7 +140,10 @@ class ReplyStream:
         accumulator = request.stream()
         frames = decoder(exchange.connection.stream_format, exchange.adapter.id)
         try:
+            size = 0
             for chunk in self._response.iter_raw():
+                size += len(chunk)
+                exchange.within_limit(size)
                 for event in frames.feed(chunk):
                     yield from accumulator.feed(event)
             for event in frames.close():

@@ -336,6 +336,7 @@ pub(crate) fn shortest_digits(x: f64) -> (Vec<u8>, i32) {
 pub struct Path {
     segments: Vec<String>,
     depth: usize,
+    max_depth: usize,
 }
 
 impl Path {
@@ -350,7 +351,15 @@ impl Path {
         Self {
             segments: vec![root.to_owned()],
             depth: 0,
+            max_depth: MAX_DEPTH,
         }
+    }
+
+    /// This path, refusing nesting past `max_depth` levels (at most [`MAX_DEPTH`]).
+    #[must_use]
+    pub fn with_max_depth(mut self, max_depth: usize) -> Self {
+        self.max_depth = max_depth.min(MAX_DEPTH);
+        self
     }
 
     pub fn push_index(&mut self, i: usize) {
@@ -377,11 +386,15 @@ impl Path {
         }
     }
 
-    /// Count one more level of nesting, refusing past [`MAX_DEPTH`].
+    /// Count one more level of nesting, refusing past the path's limit
+    /// ([`MAX_DEPTH`] unless [`Path::with_max_depth`] lowered it).
     pub fn enter(&mut self) -> Result<(), JcsError> {
         self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(self.error(format!("nested deeper than {MAX_DEPTH} levels")));
+        if self.depth > self.max_depth {
+            let limit = self.max_depth;
+            return Err(self.error(format!(
+                "nested deeper than {limit} levels (Limits.max_depth)"
+            )));
         }
         Ok(())
     }

@@ -26,16 +26,21 @@ fn owned_str(obj: &Bound<'_, PyAny>, path: &str) -> PyResult<String> {
     walk::py_str(obj, path).map(std::borrow::Cow::into_owned)
 }
 
-/// RFC 8785 bytes of a JSON value; `ValidationError` naming the path under `root` otherwise.
+/// RFC 8785 bytes of a JSON value nested at most `max_depth` levels (at most
+/// 256); `ValidationError` naming the path under `root` otherwise.
 #[pyfunction]
-#[pyo3(signature = (value, root = "$"))]
+#[pyo3(signature = (value, root = "$", max_depth = 256))]
 fn canonical_json<'py>(
     py: Python<'py>,
     value: &Bound<'py, PyAny>,
     root: &str,
+    max_depth: usize,
 ) -> PyResult<Bound<'py, PyBytes>> {
     guard(py, || {
-        Ok(PyBytes::new(py, &walk::canonical_json(value, root)?))
+        Ok(PyBytes::new(
+            py,
+            &walk::canonical_json(value, root, max_depth)?,
+        ))
     })
 }
 

@@ -42,10 +42,10 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
 }
 
 /// RFC 8785 bytes of a Python JSON value (dict / list / tuple / str / int /
-/// float / bool / None), validating as it goes.
-pub fn canonical_json(obj: &Bound<'_, PyAny>, root: &str) -> PyResult<Vec<u8>> {
+/// float / bool / None), validating as it goes, nested at most `max_depth` levels.
+pub fn canonical_json(obj: &Bound<'_, PyAny>, root: &str, max_depth: usize) -> PyResult<Vec<u8>> {
     let mut out = Vec::with_capacity(64);
-    let mut path = Path::starting_at(root);
+    let mut path = Path::starting_at(root).with_max_depth(max_depth);
     write_json(&mut out, obj, &mut path)?;
     Ok(out)
 }
