@@ -29,6 +29,7 @@ import pytest
 from google import genai
 from google.genai import types
 
+import thinkseal
 from thinkseal import (
     AssistantMessage,
     CacheBreakpoint,
@@ -1024,3 +1025,32 @@ def test_the_sdk_sends_thinkseals_contents_through_the_emulator(emulator: Gemini
     assert [[("thoughtSignature" in p) for p in c["parts"]] for c in sent] == [
         [("thoughtSignature" in p) for p in c["parts"]] for c in req.body["contents"]
     ]
+
+
+@pytest.mark.parametrize("provider", ["gemini", "vertex-gemini"])
+def test_a_function_call_turn_right_after_another_model_turn_joins_it(provider: str) -> None:
+    # Gemini takes a function call turn only right after a user or function
+    # response turn (the soak's finding, tests/soak/test_findings.py).
+    lookup = Tool("lookup", "", {"type": "object", "properties": {}})
+    messages = [
+        UserMessage("What is q?"),
+        AssistantMessage("Let me see."),
+        AssistantMessage(None, [ToolCall("call_1", "lookup", {"q": 1})]),
+        ToolMessage("q is 1", "call_1"),
+        AssistantMessage("q is 1."),
+        AssistantMessage("Anything else?"),  # no call: stays its own model turn
+        UserMessage("No."),
+    ]
+    options = {"project": "p", "location": "us-central1"} if provider == "vertex-gemini" else {}
+    adapter = thinkseal.provider(provider)
+    grown = Conversation(messages[:2], tools=[lookup])
+    for message in messages[2:]:
+        grown = grown.append(message)
+        adapter.prepare(grown, model="gemini-2.5-pro", **options)  # caches filled step by step
+    body = adapter.prepare(grown, model="gemini-2.5-pro", **options).body
+    assert [c["role"] for c in body["contents"]] == ["user", "model", "user", "model", "model", "user"]
+    joined = body["contents"][1]["parts"]
+    assert joined[0]["text"] == "Let me see."
+    assert joined[1]["functionCall"]["name"] == "lookup"
+    fresh = adapter.prepare(Conversation(messages, tools=[lookup]), model="gemini-2.5-pro", **options)
+    assert fresh.content == adapter.prepare(grown, model="gemini-2.5-pro", **options).content

@@ -94,11 +94,10 @@ TOOLS = (
 SYSTEM = SystemMessage("You are a careful agent. Use the tools.")
 MAX_MESSAGES = 24  # longer conversations are summarised before the next request
 ROOT = Path(__file__).resolve().parents[2]
-# Whether pruning one message may leave two assistant turns side by side. Off
-# for now: the Gemini adapters send them as two consecutive model turns, which
-# Gemini refuses when the second holds a function call
-# (tests/soak/test_findings.py); turn it on once they are merged.
-ADJACENT_ASSISTANT_TURNS = False
+# Whether pruning one message may leave two assistant turns side by side (the
+# Gemini adapters once sent them as two model turns, which Gemini refuses when
+# the second holds a function call: tests/soak/test_findings.py).
+ADJACENT_ASSISTANT_TURNS = True
 SEAL_WINDOW = 64  # steps for which a seal is remembered after it left the conversation
 
 

@@ -1,12 +1,12 @@
-"""A finding of the soak, as a test that fails until it is fixed.
+"""A finding of the soak, kept as a regression test.
 
-The Gemini adapters send two assistant turns in a row (what pruning one user
+The Gemini adapters sent two assistant turns in a row (what pruning one user
 message can leave) as two consecutive ``model`` turns, and Gemini refuses a
 function call turn that does not follow a user or function response turn
-(HTTP 400 INVALID_ARGUMENT, the emulator quoting Gemini). The Claude, OpenAI
-and Mistral adapters' requests for the same history are accepted. Until it is
-fixed, the soak's pruning does not make such histories
-(``ADJACENT_ASSISTANT_TURNS`` in ``driver.py``).
+(HTTP 400 INVALID_ARGUMENT, the emulator quoting Gemini). A function-call turn
+right after another model turn now joins that turn's content. The Claude,
+OpenAI and Mistral adapters' requests for the same history were accepted all
+along.
 """
 
 from __future__ import annotations
@@ -20,11 +20,6 @@ from thinkseal.testing import emulate
 LOOKUP = Tool("lookup", "Look something up", {"type": "object", "properties": {"q": {"type": "integer"}}})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the Gemini adapters send consecutive assistant turns as consecutive model turns; Gemini refuses a "
-    "function call turn that does not follow a user or function response turn",
-)
 @pytest.mark.parametrize("provider", ["gemini", "vertex-gemini"])
 def test_gemini_takes_two_assistant_turns_in_a_row(provider: str) -> None:
     conversation = Conversation(

@@ -403,20 +403,32 @@ class Wire:
         user contents around it merge."""
         return bool(self.sent_parts(message))
 
+    def calls_out(self, message: AssistantMessage) -> bool:
+        """Whether a turn goes out with a function call: Gemini takes a function
+        call turn only right after a user or function response turn, so such a
+        turn right after another model turn joins that turn's content."""
+        return any("functionCall" in part for part in self.sent_parts(message))
+
     def segment(self, sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
         values: list[Any] = []
         encoded: list[bytes] = []
         names: dict[str, str] = {}
+        previous = ""
         for role, group in plan_turns(sent, self.goes_out):
             if role == "assistant":
                 turn = group[0]
                 assert isinstance(turn, AssistantMessage)
                 names = {call.id: call.name for call in turn.tool_calls}
+                if previous == "assistant" and self.calls_out(turn):
+                    parts = [*values[-1]["parts"], *self.sent_parts(turn)]
+                    values[-1], encoded[-1] = joined("model", [_encoded(p) for p in parts])
+                    continue
                 value, raw = fragment(turn, self.key, partial(self.model_turn, turn))
             else:
                 value, raw = joined("user", [p for m in group for p in self.user_parts(m, names)])
             values.append(value)
             encoded.append(raw)
+            previous = role
         return values, encoded
 
     def user_parts(self, message: Message, names: Mapping[str, str]) -> list[tuple[Any, bytes]]:
@@ -489,7 +501,7 @@ class GeminiProvider(GeminiReader, Provider):
                 check(generation)
         wire = Wire(self.id, strict_model(model))
         try:
-            contents, encoded = wire_messages(replay, wire.key, wire.segment, wire.goes_out)
+            contents, encoded = wire_messages(replay, wire.key, wire.segment, wire.goes_out, wire.calls_out)
             body: dict[str, Any] = {"contents": contents}
             if conversation.system_messages:
                 body["systemInstruction"] = system_instruction(conversation.system_messages, self.id)

@@ -233,11 +233,35 @@ def _always(message: AssistantMessage) -> bool:
     return True
 
 
+def _cuttable(
+    replay: Replay,
+    index: int,
+    starts_wire_message: Callable[[AssistantMessage], bool],
+    joins_previous: Callable[[AssistantMessage], bool] | None,
+) -> bool:
+    """Whether the wire messages may be cut before the assistant turn at ``index``."""
+    turn = replay.sent(index)
+    assert isinstance(turn, AssistantMessage)
+    if not starts_wire_message(turn):
+        return False
+    if joins_previous is None or not joins_previous(turn):
+        return True
+    for before in range(index - 1, -1, -1):  # the nearest message before it that goes out
+        message = replay.sent(before)
+        if isinstance(message, AssistantMessage):
+            if starts_wire_message(message):
+                return False  # right after another turn: they go out together
+        elif message.role != "system":
+            return True
+    return True
+
+
 def wire_messages(
     replay: Replay,
     key: str,
     build_segment: Segment,
     starts_wire_message: Callable[[AssistantMessage], bool] = _always,
+    joins_previous: Callable[[AssistantMessage], bool] | None = None,
 ) -> tuple[list[Any], list[bytes]]:
     """Every wire message of the request, and its encoded bytes, for adapters
     whose wire messages never span an assistant turn's start.
@@ -251,8 +275,11 @@ def wire_messages(
     is list copies. ``starts_wire_message(turn)`` says whether an as-sent
     assistant turn starts a wire message (an adapter that leaves empty turns
     out lets the messages around them merge, so they are no place to cut).
+    ``joins_previous(turn)`` says whether an as-sent assistant turn that comes
+    right after another one (no user message between) goes out in the same
+    wire message (Gemini's function-call turns), which is no place to cut either.
     """
-    values, encoded, _ = tallied_wire_messages(replay, key, build_segment, starts_wire_message, None)
+    values, encoded, _ = tallied_wire_messages(replay, key, build_segment, starts_wire_message, None, joins_previous)
     return values, encoded
 
 
@@ -262,6 +289,7 @@ def tallied_wire_messages(
     build_segment: Segment,
     starts_wire_message: Callable[[AssistantMessage], bool],
     tally: Callable[[Any], int] | None,
+    joins_previous: Callable[[AssistantMessage], bool] | None = None,
 ) -> tuple[list[Any], Fragments, int]:
     """``wire_messages``, and the sum of ``tally(wire message)`` over all of
     them (0 without a tally): the cache keeps a running total over the shared
@@ -269,7 +297,7 @@ def tallied_wire_messages(
     total is read from the same cache object as the messages, which another
     thread may replace in the slot meanwhile."""
     boundary: int | None = wire_boundary(replay)
-    while boundary and not starts_wire_message(replay.sent(boundary)):  # type: ignore[arg-type]
+    while boundary and not _cuttable(replay, boundary, starts_wire_message, joins_previous):
         boundary = replay.turn_before(boundary)
     boundary = boundary or 0
     cache = replay.slot(key, WireCache)
