@@ -619,7 +619,41 @@ _ERROR_TYPES = {
 }
 
 
-class AnthropicEmulator(Emulator):
+class ClaudeScripting(Emulator):
+    """Scripting shared by the Claude emulators (Messages API and Bedrock):
+    ``Step``s, or the Claude blocks of one reply, turned into reply blocks."""
+
+    provider: str
+    _count: int  # requests answered so far (tool-call ids are made from it)
+
+    def script(self, *items: Step | Scripted) -> None:
+        """Queue replies: each ``Step`` answers one request; Claude blocks
+        (``Think``, ``Say``, ``Call``...) given instead make up one reply."""
+        if all(isinstance(item, Step) for item in items):
+            super().script(*(item for item in items if isinstance(item, Step)))
+        elif any(isinstance(item, Step) for item in items):
+            raise TypeError("script takes Steps, or the blocks of one reply, not both")
+        else:
+            with self._lock:
+                self._script.append([item for item in items if not isinstance(item, Step)])
+
+    def _blocks(self) -> list[Scripted]:
+        item = self._take()
+        if item is None:
+            return [Say("Done.")]
+        if not isinstance(item, Step):
+            return list(item)
+        blocks: list[Scripted] = []
+        if item.thinking is not None:
+            blocks.append(Think(item.thinking))
+        if item.text is not None:
+            blocks.append(Say(item.text))
+        for k, (name, args) in enumerate(item.calls):
+            blocks.append(Call(tool_call_id(self.provider, f"{self._count}/{k}/{name}"), name, dict(args)))
+        return blocks or [Say("Done.")]
+
+
+class AnthropicEmulator(ClaudeScripting):
     """``POST /v1/messages`` and Vertex's ``...:rawPredict`` / ``...:streamRawPredict``
     on 127.0.0.1. ``claude`` signs and checks for the Messages API, ``vertex``
     (another key) for Vertex. ``provider`` ("anthropic" or "vertex-anthropic")
@@ -662,32 +696,6 @@ class AnthropicEmulator(Emulator):
     def paths(self) -> list[str]:
         """The path of every request received, in order (no query string)."""
         return [r.path.split("?")[0] for r in self.requests]
-
-    def script(self, *items: Step | Scripted) -> None:
-        """Queue replies: each ``Step`` answers one request; Claude blocks
-        (``Think``, ``Say``, ``Call``...) given instead make up one reply."""
-        if all(isinstance(item, Step) for item in items):
-            super().script(*(item for item in items if isinstance(item, Step)))
-        elif any(isinstance(item, Step) for item in items):
-            raise TypeError("script takes Steps, or the blocks of one reply, not both")
-        else:
-            with self._lock:
-                self._script.append([item for item in items if not isinstance(item, Step)])
-
-    def _blocks(self) -> list[Scripted]:
-        item = self._take()
-        if item is None:
-            return [Say("Done.")]
-        if not isinstance(item, Step):
-            return list(item)
-        blocks: list[Scripted] = []
-        if item.thinking is not None:
-            blocks.append(Think(item.thinking))
-        if item.text is not None:
-            blocks.append(Say(item.text))
-        for k, (name, args) in enumerate(item.calls):
-            blocks.append(Call(tool_call_id(self.provider, f"{self._count}/{k}/{name}"), name, dict(args)))
-        return blocks or [Say("Done.")]
 
     def _rotate(self) -> None:
         self.claude.rotate()

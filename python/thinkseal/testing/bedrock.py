@@ -29,9 +29,8 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import unquote
 
-from ._ids import tool_call_id
-from ._server import Emulator, Request, Response, Step
-from .anthropic import ApiError, Call, Claude, Outcome, Say, Scripted, Think
+from ._server import Request, Response
+from .anthropic import ApiError, Claude, ClaudeScripting, Outcome
 
 MODEL_ERRORS = "The model returned the following errors: "
 NULL_TEXT = (
@@ -274,7 +273,7 @@ _BEDROCK_ERRORS = {
 }
 
 
-class BedrockEmulator(Emulator):
+class BedrockEmulator(ClaudeScripting):
     """Converse and ConverseStream on 127.0.0.1 (``base_url`` is the endpoint URL).
 
     ``script`` takes ``Step`` replies, or the blocks of one reply as Claude
@@ -298,32 +297,6 @@ class BedrockEmulator(Emulator):
                 "additionalModelRequestFields": {"thinking": {"type": "enabled", "budget_tokens": 1024}},
             }
         )
-
-    def script(self, *items: Step | Scripted) -> None:
-        """Queue replies: each ``Step`` answers one request; Claude blocks
-        (``Think``, ``Say``, ``Call``...) given instead make up one reply."""
-        if all(isinstance(item, Step) for item in items):
-            super().script(*(item for item in items if isinstance(item, Step)))
-        elif any(isinstance(item, Step) for item in items):
-            raise TypeError("script takes Steps, or the blocks of one reply, not both")
-        else:
-            with self._lock:
-                self._script.append([item for item in items if not isinstance(item, Step)])
-
-    def _blocks(self) -> list[Scripted]:
-        item = self._take()
-        if item is None:
-            return [Say("Done.")]
-        if not isinstance(item, Step):
-            return list(item)
-        blocks: list[Scripted] = []
-        if item.thinking is not None:
-            blocks.append(Think(item.thinking))
-        if item.text is not None:
-            blocks.append(Say(item.text))
-        for k, (name, args) in enumerate(item.calls):
-            blocks.append(Call(tool_call_id(self.provider, f"{self._count}/{k}/{name}"), name, dict(args)))
-        return blocks or [Say("Done.")]
 
     def _rotate(self) -> None:
         self.claude.rotate()
