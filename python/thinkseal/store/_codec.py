@@ -123,6 +123,23 @@ def conflict(session_id: str, expected: int | None, actual: int | None, why: str
     return ConflictError(message, session_id=session_id, expected_length=expected, actual_length=actual)
 
 
+def advance_params(
+    session_id: str, head: Head, rows: Sequence[MessageRow], chain: bytes, context: ContextRow | None
+) -> tuple[Any, ...]:
+    """The parameters of the conditional update of a session's row (SQLite and
+    PostgreSQL): the new length, chain and context count, then the session id
+    and the head the writer read, which must still be there."""
+    return (
+        head.length + len(rows),
+        chain,
+        head.contexts + (context is not None),
+        session_id,
+        head.length,
+        head.chain,
+        head.contexts,
+    )
+
+
 def lost_race(session_id: str, head: Head, actual: int | None) -> ThinksealError:
     """The error for a conditional write that found the session changed since
     ``head`` was read (``actual``: its length now, None when it is gone)."""

@@ -22,7 +22,7 @@ import psycopg
 
 from .._errors import ValidationError
 from ._base import AsyncStore, Store
-from ._codec import CHAIN_START, ContextRow, Head, MessageRow, SessionNotFoundError, conflict, lost_race
+from ._codec import CHAIN_START, ContextRow, Head, MessageRow, SessionNotFoundError, advance_params, conflict, lost_race
 
 __all__ = ["AsyncPostgresStore", "PostgresStore"]
 
@@ -190,15 +190,7 @@ class PostgresStore(Store):
     def _append_rows(
         self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
     ) -> None:
-        params = (
-            head.length + len(rows),
-            chain,
-            head.contexts + (context is not None),
-            session_id,
-            head.length,
-            head.chain,
-            head.contexts,
-        )
+        params = advance_params(session_id, head, rows, chain, context)
         with self._connection() as conn, conn.transaction():
             if conn.execute(self._sql.advance, params).rowcount != 1:
                 now = conn.execute(self._sql.head, (session_id,)).fetchone()
@@ -320,15 +312,7 @@ class AsyncPostgresStore(AsyncStore):
     async def _append_rows(
         self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
     ) -> None:
-        params = (
-            head.length + len(rows),
-            chain,
-            head.contexts + (context is not None),
-            session_id,
-            head.length,
-            head.chain,
-            head.contexts,
-        )
+        params = advance_params(session_id, head, rows, chain, context)
         async with self._connection() as conn, conn.transaction():
             if (await conn.execute(self._sql.advance, params)).rowcount != 1:
                 now = await (await conn.execute(self._sql.head, (session_id,))).fetchone()

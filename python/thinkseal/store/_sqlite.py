@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ._base import AsyncStore, Store
-from ._codec import CHAIN_START, ContextRow, Head, MessageRow, SessionNotFoundError, conflict, lost_race
+from ._codec import CHAIN_START, ContextRow, Head, MessageRow, SessionNotFoundError, advance_params, conflict, lost_race
 
 __all__ = ["AsyncSQLiteStore", "SQLiteStore"]
 
@@ -124,15 +124,7 @@ class SQLiteStore(Store):
             updated = conn.execute(
                 "UPDATE thinkseal_sessions SET length = ?, chain = ?, contexts = ? "
                 "WHERE session_id = ? AND length = ? AND chain = ? AND contexts = ?",
-                (
-                    head.length + len(rows),
-                    chain,
-                    head.contexts + (context is not None),
-                    session_id,
-                    head.length,
-                    head.chain,
-                    head.contexts,
-                ),
+                advance_params(session_id, head, rows, chain, context),
             ).rowcount
             if updated != 1:
                 now = conn.execute(_HEAD, (session_id,)).fetchone()
