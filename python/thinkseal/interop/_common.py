@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
-from .._content import Native
+from .._content import CacheBreakpoint, Native
 from .._errors import ValidationError
 from .._messages import AssistantMessage, Part
 from .._reader import reroot
@@ -171,3 +171,14 @@ def _describe(part: object) -> str:
     if isinstance(part, Native):
         return f"a native block of {part.provider!r}"
     return f"a {type(part).__name__}"
+
+
+def breakpoint_of(node: Obj) -> list[CacheBreakpoint]:
+    """The cache breakpoint a block's ``cache_control`` marks (Anthropic's shape,
+    also OpenAI-compatible servers' extension), as a list of none or one."""
+    control = node.opt_obj("cache_control")
+    if control is None:
+        return []
+    if control.text("type") != "ephemeral" or not control.only("type", "ttl"):
+        raise fail(control.path, 'expected {"type": "ephemeral"} with an optional "ttl"')
+    return [made(control.at("ttl"), CacheBreakpoint, control.get("ttl", str, None))]

@@ -54,6 +54,7 @@ from ._common import (
     assistant,
     b64,
     b64decode,
+    breakpoint_of,
     fail,
     items_of,
     made,
@@ -109,17 +110,8 @@ def _system(value: object, path: str) -> SystemMessage:
         if node.text("type") != "text" or not node.only("type", "text", "cache_control"):
             raise fail(where, "a system prompt holds text blocks (type, text, cache_control) only")
         parts.append(node.text("text"))
-        parts.extend(_breakpoint(node))
+        parts.extend(breakpoint_of(node))
     return made(path, SystemMessage, parts)
-
-
-def _breakpoint(node: Obj) -> list[CacheBreakpoint]:
-    control = node.opt_obj("cache_control")
-    if control is None:
-        return []
-    if control.text("type") != "ephemeral" or not control.only("type", "ttl"):
-        raise fail(control.path, 'expected {"type": "ephemeral"} with an optional "ttl"')
-    return [made(control.at("ttl"), CacheBreakpoint, control.get("ttl", str, None))]
 
 
 def _message(node: Obj) -> list[Message]:
@@ -152,7 +144,7 @@ def _message(node: Obj) -> list[Message]:
 def _content_part(block: Obj) -> list[ContentPart]:
     """A block of user or tool-result content, with the breakpoint its cache_control makes."""
     value = {k: v for k, v in block.value.items() if k != "cache_control"}
-    return [_part_of(block, value), *_breakpoint(block)]
+    return [_part_of(block, value), *breakpoint_of(block)]
 
 
 def _part_of(block: Obj, value: Mapping[str, Any]) -> ContentPart:
@@ -233,7 +225,7 @@ def _tool_result(block: Obj) -> ToolMessage:
         parts = []
         for value, path in items_of(content, where):
             parts.extend(_content_part(Obj(value, path)))
-    mark = _breakpoint(block)
+    mark = breakpoint_of(block)
     if mark:
         parts = [parts, *mark] if isinstance(parts, str) else [*parts, *mark]
     is_error = block.get("is_error", bool, False)
@@ -266,7 +258,7 @@ def _tool(node: Obj) -> Tool:
     ):
         raise fail(node.path, "only custom (function) tools with name, description, input_schema, cache_control")
     schema = node.get("input_schema", Mapping)
-    marks = _breakpoint(node)
+    marks = breakpoint_of(node)
     return made(
         node.path, Tool, node.text("name"), node.get("description", str, ""), schema, marks[0] if marks else None
     )

@@ -63,6 +63,7 @@ from ._common import (
     assistant,
     b64,
     b64decode,
+    breakpoint_of,
     compact,
     data_url,
     expect,
@@ -109,17 +110,8 @@ def _system_text(content: object, path: str, text_type: str) -> list[ContentPart
         if part.text("type") != text_type or not part.only("type", "text", "cache_control"):
             raise fail(where, f"a system message holds {text_type} parts only")
         parts.append(part.text("text"))
-        parts.extend(_breakpoint(part))
+        parts.extend(breakpoint_of(part))
     return parts
-
-
-def _breakpoint(node: Obj) -> list[CacheBreakpoint]:
-    control = node.opt_obj("cache_control")
-    if control is None:
-        return []
-    if control.text("type") != "ephemeral" or not control.only("type", "ttl"):
-        raise fail(control.path, 'expected {"type": "ephemeral"} with an optional "ttl"')
-    return [made(control.at("ttl"), CacheBreakpoint, control.get("ttl", str, None))]
 
 
 def _pdf(url: str, path: str) -> bytes | None:
@@ -240,7 +232,7 @@ def _chat_content(content: object, path: str) -> list[ContentPart] | str:
         part = Obj(value, where)
         plain = {k: v for k, v in part.value.items() if k != "cache_control"}
         parts.append(_chat_part(part, plain))
-        parts.extend(_breakpoint(part))
+        parts.extend(breakpoint_of(part))
     return parts
 
 
@@ -323,7 +315,7 @@ def _chat_tool(node: Obj) -> Tool:
     if node.get("type", str, "function") != "function":
         raise fail(node.at("type"), "only function tools are kept")
     function = node.obj("function")
-    marks = _breakpoint(node)
+    marks = breakpoint_of(node)
     parameters = function.get("parameters", Mapping, {"type": "object", "properties": {}})
     return made(
         node.path,
