@@ -28,6 +28,7 @@ from thinkseal import (
     UserMessage,
     ValidationError,
     _core,
+    _load,
 )
 
 Text = ThinkingBlock.Text
@@ -737,6 +738,40 @@ def test_canonical_json_refuses_mutation_during_read():
         _core.canonical_json(mutating_dict())
 
 
+def _raising_new(cls: object) -> object:
+    raise Boom("new")
+
+
+_STORED = '{"format": "thinkseal.conversation", "version": 2, "messages": [{"role": "user", "content": "x"}, '
+_STORED += '{"role": "assistant", "parts": [{"type": "tool_call", "id": "c", "name": "f", "arguments": {"a": [1]}}]}]}'
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param((_STORED, ()), id="kit-empty"),
+        pytest.param((_STORED, _load._KIT[:5]), id="kit-short"),
+        pytest.param((_STORED, (5,) * 14), id="kit-not-callable"),
+        pytest.param((_STORED, (_raising_new, *_load._KIT[1:])), id="kit-raising"),
+        pytest.param((_STORED, (*_load._KIT[:12], None, None)), id="kit-no-frozen"),
+        pytest.param((None, _load._KIT), id="text-none"),
+        pytest.param((5, _load._KIT), id="text-int"),
+        pytest.param(("\ud800", _load._KIT), id="text-surrogate"),
+        pytest.param((b"\xff{}", _load._KIT), id="text-bad-utf8"),
+        pytest.param((bytearray(b"{}"), _load._KIT), id="text-bytearray"),
+        pytest.param(("[" * 100_000, _load._KIT), id="text-deep"),
+        pytest.param((_STORED, _load._KIT, -1), id="depth-negative"),
+        pytest.param((_STORED, _load._KIT, 2**70), id="depth-huge"),
+        pytest.param((_STORED, _load._KIT, 0, 0, 0), id="limits-zero"),
+        pytest.param((_STORED, _load._KIT, "3"), id="depth-str"),
+    ],
+)
+def test_load_document_survives_hostile_arguments(args):
+    text, kit, *limits = args
+    depth, string, parts = [*limits, 128, 2**20, 100][:3]
+    survive(_core.load_document, text, kit, depth, string, parts)
+
+
 def test_every_core_function_is_exercised():
     # Adding a native function means adding it to the hostile tests above.
     functions = {name for name in dir(_core) if callable(getattr(_core, name)) and not name.startswith("_")}
@@ -749,6 +784,7 @@ def test_every_core_function_is_exercised():
         "context_digest",
         "prefix_digest",
         "wire_json",
+        "load_document",
     }
 
 

@@ -8,10 +8,11 @@ from typing import Any, overload
 
 from . import _core
 from ._binding import Origin
-from ._errors import ThinksealError, ValidationError
+from ._errors import ValidationError
 from ._frozen import Frozen, check_sequence
 from ._json import freeze_json, require_object
 from ._limits import check_body
+from ._load import decode_stored
 from ._messages import Message, SystemMessage, message_from_dict
 from ._reader import Reader, reroot
 from ._replay import (
@@ -66,22 +67,6 @@ def _check_response_format(fmt: object) -> tuple[Mapping[str, Any] | None, bytes
 FORMAT = "thinkseal.conversation"
 # 2: content parts, native blocks, cache breakpoints (a version 1 document is read as it is).
 FORMAT_VERSION = 2
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are all different: with a repeated key, readers
-    disagree on which value counts (Python keeps the last, others the first),
-    so a stored file could mean one thing here and another elsewhere."""
-    value = dict(pairs)
-    if len(value) != len(pairs):
-        seen: set[str] = set()
-        repeated = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
-        raise ValidationError(f"$: the key {repeated!r} appears twice in one object", path="$")
-    return value
-
-
-def _refuse_constant(name: str) -> None:
-    raise ValidationError(f"$: {name} is not valid JSON", path="$")
 
 
 class Conversation(Frozen):
@@ -337,14 +322,7 @@ class Conversation(Frozen):
         if not isinstance(text, (str, bytes, bytearray)):
             raise ValidationError(f"$: expected JSON text, got {type(text).__name__}", path="$")
         check_body(len(text), "$")
-        try:
-            import json  # noqa: PLC0415 - not on import thinkseal's path
-
-            document = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
-        except ThinksealError:
-            raise
-        except (ValueError, RecursionError) as err:  # JSONDecodeError, bad UTF-8, digit limit
-            raise ValidationError(f"$: not valid JSON: {err}", path="$") from None
+        document = decode_stored(text)
         r = Reader(document, "$")
         if r.get("format", kind=str) != FORMAT:
             raise ValidationError(f"$.format: expected {FORMAT!r}", path="$.format")
@@ -354,7 +332,10 @@ class Conversation(Frozen):
                 f"$.version: format version {version} is not supported (this release reads 1..{FORMAT_VERSION})",
                 path="$.version",
             )
-        messages = [message_from_dict(m, path=f"$.messages[{i}]") for i, m in enumerate(r.get("messages", kind=list))]
+        messages = [
+            m if isinstance(m, Message) else message_from_dict(m, path=f"$.messages[{i}]")
+            for i, m in enumerate(r.get("messages", kind=list))
+        ]
         tools = [tool_from_dict(t, f"$.tools[{i}]") for i, t in enumerate(r.get("tools", default=[], kind=list))]
         response_format = r.get("response_format", default=None, kind=(dict, type(None)))
         try:

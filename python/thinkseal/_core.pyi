@@ -39,3 +39,6 @@ def context_digest(
 def prefix_digest(
     version: int, provider: str, model: str, account: str | None, context: bytes, chain_before: bytes
 ) -> bytes: ...
+def load_document(
+    text: object, kit: tuple[object, ...], max_depth: int, max_string: int, max_parts: int
+) -> object | None: ...

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
 from .. import _core
-from .._conversation import Conversation, _check_messages, _refuse_constant, _unique_keys
+from .._conversation import Conversation, _check_messages
 from .._errors import ConflictError, ThinksealError, ValidationError
+from .._load import native_messages, strict_loads
 from .._messages import Message, message_from_dict
 from .._reader import Reader, reroot
 from .._replay import CHAIN_START, ensure_digests
@@ -223,17 +224,20 @@ def check_new_messages(messages: object) -> list[Message]:
 
 
 def _parse_rows(session_id: str, rows: Sequence[MessageRow]) -> list[Message]:
-    """The messages of ``rows``: one JSON parse of all bodies at once; a row
-    that does not parse alone (or that holds more than one value) is found by
-    parsing row by row, and named by its position in the ``ValidationError``."""
+    """The messages of ``rows``: one native read of all bodies (``_load``), else
+    one JSON parse of all bodies at once; a row that does not parse alone (or
+    that holds more than one value) is found by parsing row by row, and named
+    by its position in the ``ValidationError``."""
     if not rows:
         return []
+    native = native_messages([r.body for r in rows])
+    if native is not None:
+        return [
+            v if isinstance(v, Message) else message_from_dict(v, path=f"$.messages[{r.position}]")
+            for v, r in zip(native, rows, strict=True)
+        ]
     try:
-        values = json.loads(
-            "[" + ",".join([r.body for r in rows]) + "]",
-            parse_constant=_refuse_constant,
-            object_pairs_hook=_unique_keys,
-        )
+        values = strict_loads("[" + ",".join([r.body for r in rows]) + "]")
         if len(values) != len(rows):
             values = None
     except (ValueError, RecursionError):  # ValidationError too: located below
@@ -242,7 +246,7 @@ def _parse_rows(session_id: str, rows: Sequence[MessageRow]) -> list[Message]:
         values = []
         for r in rows:
             try:
-                values.append(json.loads(r.body, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys))
+                values.append(strict_loads(r.body))
             except ThinksealError as err:
                 raise ValidationError(
                     f"session {session_id!r} message {r.position}: {err}", path=f"$.messages[{r.position}]"
@@ -305,7 +309,7 @@ def decode_context(session_id: str, row: ContextRow | None) -> tuple[tuple[Tool,
         return (), None, True
     path = f"$.contexts[{row.version}]"
     try:
-        value = json.loads(row.body, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
+        value = strict_loads(row.body)
     except ThinksealError as err:
         raise ValidationError(f"session {session_id!r} context {row.version}: {err}", path=path) from None
     except (ValueError, RecursionError) as err:

@@ -4,6 +4,8 @@
 //! - [`model`]: the hashed view of messages, tools and request context.
 //! - [`encode`]: the canonical, injective byte encoding of that model.
 //! - [`digest`]: versioned BLAKE3 digests and the per-prefix chain.
+//! - [`parse`]: a strict JSON reader for stored conversations (a fast path
+//!   that refuses what it is not sure of).
 //! - [`wire`]: the compact JSON of request bodies (Python `json.dumps` bytes).
 //!
 //! No Python here: the `thinkseal-python` crate walks Python objects into these types.
@@ -14,6 +16,7 @@ pub mod digest;
 pub mod encode;
 pub mod jcs;
 pub mod model;
+pub mod parse;
 pub mod wire;
 
 pub use digest::{Digest, VERSION};

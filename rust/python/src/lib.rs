@@ -5,12 +5,13 @@
 //! Every entry point runs under [`errors::guard`], so no panic reaches Python.
 
 mod errors;
+mod load;
 mod strings;
 mod walk;
 mod wire;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyBytes, PyList, PyTuple};
 use thinkseal_core::digest::{self, Digest};
 use thinkseal_core::model::{Context, Origin, Tool};
 
@@ -186,6 +187,22 @@ fn prefix_digest<'py>(
     })
 }
 
+/// `Conversation.from_json`'s fast path (load.rs): the decoded document with
+/// its plain messages already built, or `None` when the text is left to `json`.
+#[pyfunction]
+fn load_document<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyAny>,
+    kit: &Bound<'py, PyTuple>,
+    max_depth: usize,
+    max_string: usize,
+    max_parts: usize,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    guard(py, || {
+        load::load_document(text, kit, max_depth, max_string, max_parts)
+    })
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FINGERPRINT_VERSION", digest::VERSION)?;
@@ -202,5 +219,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(chain, m)?)?;
     m.add_function(wrap_pyfunction!(context_digest, m)?)?;
     m.add_function(wrap_pyfunction!(prefix_digest, m)?)?;
+    m.add_function(wrap_pyfunction!(load_document, m)?)?;
     Ok(())
 }

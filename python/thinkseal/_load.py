@@ -1,0 +1,104 @@
+"""Reading stored JSON: ``Conversation.from_json`` and the store's message
+rows are read here.
+
+``decode_stored`` first tries the native reader (rust/python/src/load.rs),
+which builds the plain messages (text content, the usual parts of assistant
+turns, bindings) itself, digests included, and refuses whatever it is not
+sure of; a refused text is read by ``strict_loads``, and a message the native
+reader left as a dict is built by ``message_from_dict`` as before. Either way
+the result is the same objects and the same errors, field for field
+(tests/test_load.py compares the two paths).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _core
+from ._binding import Binding, Origin
+from ._blocks import Opaque, Redacted, Text
+from ._errors import ThinksealError, ValidationError
+from ._json import FrozenDict, FrozenList
+from ._limits import limits
+from ._messages import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
+
+# What load.rs makes objects with, in the order it reads them.
+_KIT = (
+    object.__new__,
+    object.__setattr__,
+    SystemMessage,
+    UserMessage,
+    ToolMessage,
+    AssistantMessage,
+    ToolCall,
+    Text,
+    Redacted,
+    Opaque,
+    Binding,
+    Origin,
+    FrozenDict,
+    FrozenList,
+)
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different: with a repeated key, readers
+    disagree on which value counts (Python keeps the last, others the first),
+    so a stored file could mean one thing here and another elsewhere."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise ValidationError(f"$: the key {repeated!r} appears twice in one object", path="$")
+    return value
+
+
+def refuse_constant(name: str) -> None:
+    raise ValidationError(f"$: {name} is not valid JSON", path="$")
+
+
+def strict_loads(text: str | bytes | bytearray) -> Any:
+    """``json.loads`` refusing repeated keys and ``NaN``/``Infinity``.
+
+    Raises ``ValidationError`` for those; ``ValueError`` (``JSONDecodeError``,
+    bad UTF-8, Python's digit limit) and ``RecursionError`` pass through.
+    """
+    import json  # noqa: PLC0415 - not on import thinkseal's path
+
+    return json.loads(text, parse_constant=refuse_constant, object_pairs_hook=unique_keys)
+
+
+def native_messages(bodies: list[str]) -> list[Any] | None:
+    """The stored messages ``bodies`` (one JSON object each) read by the
+    native reader in one pass: per body a message object, or the dict the
+    native reader left to ``message_from_dict``. ``None`` when it refuses the
+    text or the bodies do not make exactly one value each."""
+    current = limits()
+    document = _core.load_document(
+        '{"messages":[' + ",".join(bodies) + "]}",
+        _KIT,
+        current.max_depth,
+        current.max_string,
+        current.max_parts,
+    )
+    if not isinstance(document, dict) or len(document) != 1:
+        return None
+    messages = document.get("messages")
+    return messages if isinstance(messages, list) and len(messages) == len(bodies) else None
+
+
+def decode_stored(text: str | bytes | bytearray) -> Any:
+    """The JSON value of ``text``, an object's ``messages`` list holding the
+    message objects the native reader built (the rest as ``json`` decodes
+    them). Errors as ``strict_loads``, with ``ValueError`` and
+    ``RecursionError`` turned into ``ValidationError`` at ``$``."""
+    current = limits()
+    document = _core.load_document(text, _KIT, current.max_depth, current.max_string, current.max_parts)
+    if document is not None:
+        return document
+    try:
+        return strict_loads(text)
+    except ThinksealError:
+        raise
+    except (ValueError, RecursionError) as err:
+        raise ValidationError(f"$: not valid JSON: {err}", path="$") from None

@@ -1,0 +1,663 @@
+//! `Conversation.from_json`'s fast path: the stored text read in Rust
+//! (`thinkseal_core::parse`), the common message shapes built as Python
+//! objects here with every check done once, and their digests taken from the
+//! parsed values on two threads without the GIL.
+//!
+//! The Python path stays the definition. Whatever this module is not sure
+//! of goes back to it: a text the reader refuses (the caller then reads it
+//! with `json`), and any message whose shape or values are not a plain case
+//! below (it is handed back as the dict `json.loads` would have produced, and
+//! `message_from_dict` builds it or names what is wrong). Every check here is
+//! at least as strict as the Python one it stands for, so a message built
+//! here is one the Python path would have built, field for field.
+//!
+//! The objects are made as the Python classes make their trusted copies:
+//! `object.__new__(cls)`, then `object.__setattr__` per slot (the classes
+//! refuse ordinary attribute writes). The slot names are those of
+//! python/thinkseal/_messages.py, _blocks.py, _binding.py and _json.py.
+
+use std::collections::HashMap;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use thinkseal_core::digest;
+use thinkseal_core::encode;
+use thinkseal_core::parse::{self, Value};
+
+use crate::strings;
+
+/// How deep the reader goes before leaving a text to the Python path: the
+/// deepest nesting any limit allows (`Limits.max_depth` ≤ 256) plus the
+/// document's own levels.
+const READ_DEPTH: usize = 256 + 8;
+
+/// The classes and functions the objects are made with, handed over by
+/// python/thinkseal/_load.py in this order.
+struct Kit<'py> {
+    new: Bound<'py, PyAny>,
+    set: Bound<'py, PyAny>,
+    system: Bound<'py, PyAny>,
+    user: Bound<'py, PyAny>,
+    tool: Bound<'py, PyAny>,
+    assistant: Bound<'py, PyAny>,
+    tool_call: Bound<'py, PyAny>,
+    text: Bound<'py, PyAny>,
+    redacted: Bound<'py, PyAny>,
+    opaque: Bound<'py, PyAny>,
+    binding: Bound<'py, PyAny>,
+    origin: Bound<'py, PyAny>,
+    frozen_dict: Bound<'py, PyAny>,
+    frozen_list: Bound<'py, PyAny>,
+}
+
+impl<'py> Kit<'py> {
+    fn from_tuple(kit: &Bound<'py, PyTuple>) -> PyResult<Self> {
+        if kit.len() != 14 {
+            return Err(PyTypeError::new_err(format!(
+                "load_document: kit has {} items, expected 14",
+                kit.len()
+            )));
+        }
+        let item = |i| kit.get_item(i);
+        Ok(Self {
+            new: item(0)?,
+            set: item(1)?,
+            system: item(2)?,
+            user: item(3)?,
+            tool: item(4)?,
+            assistant: item(5)?,
+            tool_call: item(6)?,
+            text: item(7)?,
+            redacted: item(8)?,
+            opaque: item(9)?,
+            binding: item(10)?,
+            origin: item(11)?,
+            frozen_dict: item(12)?,
+            frozen_list: item(13)?,
+        })
+    }
+}
+
+/// What the checks allow (`thinkseal.Limits`).
+#[derive(Clone, Copy)]
+#[allow(clippy::struct_field_names)] // named as the `Limits` fields they carry
+struct Bounds {
+    max_depth: usize,
+    max_string: usize,
+    max_parts: usize,
+}
+
+struct Loader<'py> {
+    py: Python<'py>,
+    kit: Kit<'py>,
+    bounds: Bounds,
+    /// One `Origin` object per distinct (provider, model, account) of the bindings.
+    origins: HashMap<(String, String, Option<String>), Bound<'py, PyAny>>,
+    /// Canonical encodings of the messages built here, back to back.
+    encodings: Vec<u8>,
+    ends: Vec<usize>,
+    built: Vec<Bound<'py, PyAny>>,
+}
+
+/// The document written by `Conversation.to_json`, read from `text` (a `str`
+/// or UTF-8 `bytes`): the decoded JSON with every message that is a plain
+/// case already a message object (its digest set), the others left as
+/// dicts. `None` when the reader refuses the text.
+pub fn load_document<'py>(
+    text: &Bound<'py, PyAny>,
+    kit: &Bound<'py, PyTuple>,
+    max_depth: usize,
+    max_string: usize,
+    max_parts: usize,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = text.py();
+    let owned;
+    let source: &str = if let Ok(s) = text.cast::<PyString>() {
+        let Ok(utf8) = strings::utf8(s) else {
+            return Ok(None);
+        };
+        owned = utf8;
+        &owned
+    } else if let Ok(b) = text.cast::<PyBytes>() {
+        let Ok(utf8) = std::str::from_utf8(b.as_bytes()) else {
+            return Ok(None);
+        };
+        utf8
+    } else {
+        return Ok(None);
+    };
+    let Ok(document) = parse::parse(source, READ_DEPTH) else {
+        return Ok(None);
+    };
+    let mut loader = Loader {
+        py,
+        kit: Kit::from_tuple(kit)?,
+        bounds: Bounds {
+            max_depth,
+            max_string,
+            max_parts,
+        },
+        origins: HashMap::new(),
+        encodings: Vec::new(),
+        ends: Vec::new(),
+        built: Vec::new(),
+    };
+    let Value::Object(members) = &document else {
+        return to_python(py, &document).map(Some);
+    };
+    let out = PyDict::new(py);
+    for (key, value) in members {
+        let item = match (key.as_ref(), value) {
+            ("messages", Value::Array(messages)) => loader.messages(messages)?.into_any(),
+            _ => to_python(py, value)?,
+        };
+        out.set_item(PyString::new(py, key), item)?;
+    }
+    loader.set_digests()?;
+    Ok(Some(out.into_any()))
+}
+
+/// A JSON value as the Python objects `json.loads` makes of it.
+fn to_python<'py>(py: Python<'py>, value: &Value<'_>) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Int(i) => PyInt::new(py, *i).into_any(),
+        Value::Float(x) => PyFloat::new(py, *x).into_any(),
+        Value::Str(s) => PyString::new(py, s).into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_python(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(members) => {
+            let dict = PyDict::new(py);
+            for (k, v) in members {
+                dict.set_item(PyString::new(py, k), to_python(py, v)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+/// A string of valid Unicode (the reader guarantees it) within
+/// `Limits.max_string` characters, like `check_str`.
+fn within(s: &str, bounds: Bounds) -> bool {
+    s.len() <= bounds.max_string || s.chars().count() <= bounds.max_string
+}
+
+/// Whether `str.strip()` leaves something: certain when an ASCII character
+/// other than Python's ASCII whitespace is present. A string of only other
+/// characters is left to the Python path (Unicode whitespace rules differ
+/// between Rust and Python).
+fn surely_not_blank(s: &str) -> bool {
+    s.bytes().any(|b| {
+        b.is_ascii() && !matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0x1c..=0x1f)
+    })
+}
+
+fn str_of<'v>(value: Option<&'v Value<'_>>, bounds: Bounds) -> Option<&'v str> {
+    match value {
+        Some(Value::Str(s)) if within(s, bounds) => Some(s),
+        _ => None,
+    }
+}
+
+fn non_blank<'v>(value: Option<&'v Value<'_>>, bounds: Bounds) -> Option<&'v str> {
+    str_of(value, bounds).filter(|s| surely_not_blank(s))
+}
+
+/// One part of an assistant turn, checked, before it becomes an object.
+enum Part<'v> {
+    Text(&'v str),
+    Call {
+        id: &'v str,
+        name: &'v str,
+        arguments: &'v Value<'v>,
+        canonical: Vec<u8>,
+    },
+    Thinking {
+        text: &'v str,
+        signature: Option<&'v str>,
+    },
+    Redacted(&'v str),
+    Opaque {
+        provider: &'v str,
+        data: &'v str,
+    },
+}
+
+/// A stored binding's fields, when they need no percent-decoding.
+struct BindingText<'v> {
+    version: u32,
+    provider: &'v str,
+    model: &'v str,
+    account: Option<&'v str>,
+    prefix: [u8; 32],
+    turn: [u8; 32],
+}
+
+/// `thinkseal-binding/V;provider;model;[=account];prefix-hex;turn-hex`, as
+/// `Binding.parse` reads it; `None` for anything else and for fields that are
+/// percent-encoded or that `Origin` might refuse.
+fn binding_text(text: &str, bounds: Bounds) -> Option<BindingText<'_>> {
+    let rest = text.strip_prefix("thinkseal-binding/")?;
+    let fields: Vec<&str> = rest.split(';').collect();
+    let [version, provider, model, account, prefix, turn] = fields[..] else {
+        return None;
+    };
+    if version.is_empty() || version.len() > 9 || !version.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let account = match account.strip_prefix('=') {
+        None if account.is_empty() => None,
+        None => return None,
+        Some("") => None,
+        Some(a) => Some(a),
+    };
+    let plain = |s: &str| !s.contains('%') && within(s, bounds);
+    if !(plain(provider) && plain(model) && account.is_none_or(plain)) {
+        return None;
+    }
+    if !(surely_not_blank(provider) && surely_not_blank(model)) {
+        return None;
+    }
+    Some(BindingText {
+        version: version.parse().ok()?,
+        provider,
+        model,
+        account,
+        prefix: hex32(prefix)?,
+        turn: hex32(turn)?,
+    })
+}
+
+/// 64 lowercase hex digits as 32 bytes.
+fn hex32(text: &str) -> Option<[u8; 32]> {
+    let digits = text.as_bytes();
+    if digits.len() != 64 {
+        return None;
+    }
+    let nibble = |d: u8| match d {
+        b'0'..=b'9' => Some(d - b'0'),
+        b'a'..=b'f' => Some(d - b'a' + 10),
+        _ => None,
+    };
+    let mut out = [0u8; 32];
+    for (byte, pair) in out.iter_mut().zip(digits.chunks_exact(2)) {
+        *byte = nibble(pair[0])? << 4 | nibble(pair[1])?;
+    }
+    Some(out)
+}
+
+impl<'py> Loader<'py> {
+    fn messages(&mut self, messages: &[Value<'_>]) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(self.py);
+        for message in messages {
+            let start = self.encodings.len();
+            let item = if let Some(built) = self.message(message)? {
+                self.ends.push(self.encodings.len());
+                self.built.push(built.clone());
+                built
+            } else {
+                self.encodings.truncate(start);
+                to_python(self.py, message)?
+            };
+            list.append(item)?;
+        }
+        Ok(list)
+    }
+
+    /// Hashes the encodings without the GIL and stores each digest on its message.
+    fn set_digests(&self) -> PyResult<()> {
+        let py = self.py;
+        let (encodings, ends) = (&self.encodings, &self.ends);
+        let digests = py.detach(|| digest::digest_encodings(encodings, ends, 2));
+        let name = intern!(py, "_digest");
+        for (message, digest) in self.built.iter().zip(digests) {
+            self.kit
+                .set
+                .call1((message, name, PyBytes::new(py, &digest)))?;
+        }
+        Ok(())
+    }
+
+    fn object(
+        &self,
+        cls: &Bound<'py, PyAny>,
+        slots: &[(&Bound<'py, PyString>, Bound<'py, PyAny>)],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let object = self.kit.new.call1((cls,))?;
+        for (name, value) in slots {
+            self.kit.set.call1((&object, *name, value))?;
+        }
+        Ok(object)
+    }
+
+    fn string(&self, s: &str) -> Bound<'py, PyAny> {
+        PyString::new(self.py, s).into_any()
+    }
+
+    /// The message object for a plain case, its encoding appended; `None` otherwise.
+    fn message(&mut self, message: &Value<'_>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let bounds = self.bounds;
+        match str_of(message.get("role"), bounds) {
+            Some(role @ ("system" | "user")) => {
+                let Some(content) = non_blank(message.get("content"), bounds) else {
+                    return Ok(None);
+                };
+                let (cls, tag) = if role == "system" {
+                    (&self.kit.system, encode::tag::SYSTEM)
+                } else {
+                    (&self.kit.user, encode::tag::USER)
+                };
+                self.encodings.push(tag);
+                encode::put_str(&mut self.encodings, content);
+                self.content_message(cls, content, &[]).map(Some)
+            }
+            Some("tool") => {
+                let (Some(content), Some(call_id)) = (
+                    non_blank(message.get("content"), bounds),
+                    non_blank(message.get("tool_call_id"), bounds),
+                ) else {
+                    return Ok(None);
+                };
+                let is_error = match message.get("is_error") {
+                    None => false,
+                    Some(Value::Bool(b)) => *b,
+                    Some(_) => return Ok(None),
+                };
+                self.encodings.push(encode::tag::TOOL_RESULT);
+                encode::put_str(&mut self.encodings, content);
+                encode::put_tool_result_tail(&mut self.encodings, call_id, is_error);
+                let py = self.py;
+                let extra = [
+                    (intern!(py, "tool_call_id"), self.string(call_id)),
+                    (
+                        intern!(py, "is_error"),
+                        PyBool::new(py, is_error).to_owned().into_any(),
+                    ),
+                ];
+                self.content_message(&self.kit.tool, content, &extra)
+                    .map(Some)
+            }
+            Some("assistant") => self.assistant(message),
+            _ => Ok(None),
+        }
+    }
+
+    /// A system, user or tool message whose content is one plain string.
+    fn content_message(
+        &self,
+        cls: &Bound<'py, PyAny>,
+        content: &str,
+        extra: &[(&Bound<'py, PyString>, Bound<'py, PyAny>)],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        let content = self.string(content);
+        let object = self.object(
+            cls,
+            &[
+                (intern!(py, "content"), content.clone()),
+                (intern!(py, "_fp_content"), content),
+                (intern!(py, "_breakpoints"), PyTuple::empty(py).into_any()),
+                (intern!(py, "_digest"), py.None().into_bound(py)),
+            ],
+        )?;
+        for (name, value) in extra {
+            self.kit.set.call1((&object, *name, value))?;
+        }
+        Ok(object)
+    }
+
+    fn assistant(&mut self, message: &Value<'_>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let bounds = self.bounds;
+        let Some(Value::Array(raw_parts)) = message.get("parts") else {
+            return Ok(None);
+        };
+        if raw_parts.len() > bounds.max_parts {
+            return Ok(None);
+        }
+        let mut parts = Vec::with_capacity(raw_parts.len());
+        for raw in raw_parts {
+            let Some(part) = self.part(raw) else {
+                return Ok(None);
+            };
+            parts.push(part);
+        }
+        let binding = match message.get("binding") {
+            None | Some(Value::Null) => None,
+            Some(Value::Str(text)) => match binding_text(text, bounds) {
+                Some(b) => Some(b),
+                None => return Ok(None),
+            },
+            Some(_) => return Ok(None),
+        };
+        let out = &mut self.encodings;
+        encode::put_assistant_header(out, parts.len());
+        for part in &parts {
+            match part {
+                Part::Text(text) => encode::put_text_part(out, text),
+                Part::Call {
+                    id,
+                    name,
+                    canonical,
+                    ..
+                } => encode::put_tool_call(out, id, name, canonical),
+                Part::Thinking { text, signature } => {
+                    encode::put_thinking_text(out, text, *signature);
+                }
+                Part::Redacted(data) => encode::put_redacted(out, data),
+                Part::Opaque { provider, data } => encode::put_opaque(out, provider, data),
+            }
+        }
+        let py = self.py;
+        let mut objects = Vec::with_capacity(parts.len());
+        let mut calls = Vec::new();
+        let mut thinking = Vec::new();
+        let mut texts = Vec::new();
+        for part in &parts {
+            let object = self.part_object(part)?;
+            match part {
+                Part::Text(text) => texts.push(*text),
+                Part::Call { .. } => calls.push(object.clone()),
+                _ => thinking.push(object.clone()),
+            }
+            objects.push(object);
+        }
+        let content = if texts.is_empty() {
+            py.None().into_bound(py)
+        } else {
+            self.string(&texts.concat())
+        };
+        let binding = match binding {
+            Some(b) => self.binding(&b)?,
+            None => py.None().into_bound(py),
+        };
+        self.object(
+            &self.kit.assistant,
+            &[
+                (intern!(py, "parts"), PyTuple::new(py, objects)?.into_any()),
+                (intern!(py, "content_opt"), content),
+                (
+                    intern!(py, "tool_calls"),
+                    PyTuple::new(py, calls)?.into_any(),
+                ),
+                (
+                    intern!(py, "thinking"),
+                    PyTuple::new(py, thinking)?.into_any(),
+                ),
+                (intern!(py, "thinking_binding"), binding),
+                (intern!(py, "_digest"), py.None().into_bound(py)),
+                (intern!(py, "_unsealed"), py.None().into_bound(py)),
+            ],
+        )
+        .map(Some)
+    }
+
+    /// One stored part (`message_from_dict`'s `_part_from_dict`), checked as
+    /// its constructor checks it; `None` for anything else.
+    fn part<'v>(&self, raw: &'v Value<'v>) -> Option<Part<'v>> {
+        let bounds = self.bounds;
+        match str_of(raw.get("type"), bounds)? {
+            "text" => str_of(raw.get("text"), bounds).map(Part::Text),
+            "tool_call" => {
+                let id = non_blank(raw.get("id"), bounds)?;
+                let name = non_blank(raw.get("name"), bounds)?;
+                let arguments = raw.get("arguments")?;
+                if !matches!(arguments, Value::Object(_)) || !strings_within(arguments, bounds) {
+                    return None;
+                }
+                let mut canonical = Vec::new();
+                parse::write_canonical(&mut canonical, arguments, bounds.max_depth).ok()?;
+                Some(Part::Call {
+                    id,
+                    name,
+                    arguments,
+                    canonical,
+                })
+            }
+            "thinking" => {
+                let text = str_of(raw.get("text"), bounds)?;
+                let signature = match raw.get("signature") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::Str(s)) if within(s, bounds) => {
+                        Some(s.as_ref()).filter(|s| !s.is_empty())
+                    }
+                    Some(_) => return None,
+                };
+                (!text.is_empty() || signature.is_some())
+                    .then_some(Part::Thinking { text, signature })
+            }
+            "redacted_thinking" => non_blank(raw.get("data"), bounds).map(Part::Redacted),
+            "opaque_thinking" => Some(Part::Opaque {
+                provider: non_blank(raw.get("provider"), bounds)?,
+                data: non_blank(raw.get("data"), bounds)?,
+            }),
+            _ => None,
+        }
+    }
+
+    fn part_object(&self, part: &Part<'_>) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        let none = || py.None().into_bound(py);
+        match part {
+            Part::Text(text) => Ok(self.string(text)),
+            Part::Call {
+                id,
+                name,
+                arguments,
+                canonical,
+            } => self.object(
+                &self.kit.tool_call,
+                &[
+                    (intern!(py, "id"), self.string(id)),
+                    (intern!(py, "name"), self.string(name)),
+                    (intern!(py, "arguments"), self.frozen(arguments)?),
+                    (
+                        intern!(py, "_arguments_jcs"),
+                        PyBytes::new(py, canonical).into_any(),
+                    ),
+                ],
+            ),
+            Part::Thinking { text, signature } => self.object(
+                &self.kit.text,
+                &[
+                    (intern!(py, "text"), self.string(text)),
+                    (
+                        intern!(py, "signature"),
+                        signature.map_or_else(none, |s| self.string(s)),
+                    ),
+                ],
+            ),
+            Part::Redacted(data) => self.object(
+                &self.kit.redacted,
+                &[(intern!(py, "data"), self.string(data))],
+            ),
+            Part::Opaque { provider, data } => self.object(
+                &self.kit.opaque,
+                &[
+                    (intern!(py, "provider"), self.string(provider)),
+                    (intern!(py, "data"), self.string(data)),
+                ],
+            ),
+        }
+    }
+
+    /// A JSON value as `_json._freeze` makes it: read-only containers.
+    fn frozen(&self, value: &Value<'_>) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        match value {
+            Value::Array(items) => {
+                let list = PyList::empty(py);
+                for item in items {
+                    list.append(self.frozen(item)?)?;
+                }
+                self.kit.frozen_list.call1((list,))
+            }
+            Value::Object(members) => {
+                let dict = PyDict::new(py);
+                for (k, v) in members {
+                    dict.set_item(PyString::new(py, k), self.frozen(v)?)?;
+                }
+                self.kit.frozen_dict.call1((dict,))
+            }
+            scalar => to_python(py, scalar),
+        }
+    }
+
+    fn binding(&mut self, b: &BindingText<'_>) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        let key = (
+            b.provider.to_owned(),
+            b.model.to_owned(),
+            b.account.map(str::to_owned),
+        );
+        let origin = if let Some(origin) = self.origins.get(&key) {
+            origin.clone()
+        } else {
+            let account = b
+                .account
+                .map_or_else(|| py.None().into_bound(py), |a| self.string(a));
+            let origin = self.object(
+                &self.kit.origin,
+                &[
+                    (intern!(py, "provider"), self.string(b.provider)),
+                    (intern!(py, "model"), self.string(b.model)),
+                    (intern!(py, "account"), account),
+                ],
+            )?;
+            self.origins.insert(key, origin.clone());
+            origin
+        };
+        self.object(
+            &self.kit.binding,
+            &[
+                (intern!(py, "origin"), origin),
+                (intern!(py, "version"), PyInt::new(py, b.version).into_any()),
+                (
+                    intern!(py, "prefix"),
+                    PyBytes::new(py, &b.prefix).into_any(),
+                ),
+                (intern!(py, "turn"), PyBytes::new(py, &b.turn).into_any()),
+            ],
+        )
+    }
+}
+
+/// Every string in `value`, keys included, within `Limits.max_string`
+/// (`canonical_json` checks them; over the limit, the Python path names it).
+fn strings_within(value: &Value<'_>, bounds: Bounds) -> bool {
+    match value {
+        Value::Str(s) => within(s, bounds),
+        Value::Array(items) => items.iter().all(|v| strings_within(v, bounds)),
+        Value::Object(members) => members
+            .iter()
+            .all(|(k, v)| within(k, bounds) && strings_within(v, bounds)),
+        _ => true,
+    }
+}

@@ -1,0 +1,308 @@
+"""The native reader of stored conversations (rust/python/src/load.rs via
+``_load.decode_stored``) against the Python path it stands in for: for any
+text, both give the same messages (field for field, digests included) or the
+same ``ValidationError``."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import thinkseal
+from thinkseal import (
+    AssistantMessage,
+    CacheBreakpoint,
+    Conversation,
+    Image,
+    Limits,
+    Origin,
+    SystemMessage,
+    ThinkingBlock,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    ValidationError,
+    _conversation,
+    _core,
+    _load,
+)
+from thinkseal._json import FrozenDict, FrozenList
+from thinkseal.testing import respond
+
+ORIGIN = Origin("anthropic", "claude-x", "acct")
+
+
+class _Refusing:
+    """``_core`` as seen by ``_load`` with the native reader refusing every text."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(_core, name)
+
+    @staticmethod
+    def load_document(*args: Any) -> None:
+        return None
+
+
+@contextlib.contextmanager
+def python_path() -> Iterator[None]:
+    saved = _load._core
+    _load._core = _Refusing()  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        _load._core = saved
+
+
+def deep(value: Any) -> Any:
+    """A value with the exact type of every container and scalar spelled out."""
+    if isinstance(value, (FrozenDict, dict)):
+        return (type(value).__name__, [(k, deep(v)) for k, v in value.items()])
+    if isinstance(value, (FrozenList, list, tuple)):
+        return (type(value).__name__, [deep(v) for v in value])
+    return (type(value).__name__, repr(value))
+
+
+def snapshot(m: Any) -> Any:
+    common = (type(m).__name__, m.digest, json.dumps(m.to_dict(), sort_keys=True))
+    if isinstance(m, AssistantMessage):
+        calls = [(c.id, c.name, deep(c.arguments), c._arguments_jcs) for c in m.tool_calls]
+        return (
+            *common,
+            m.content_opt,
+            calls,
+            deep(m.parts),
+            m.thinking,
+            m.thinking_binding,
+            None if m.thinking_binding is None else deep(m.thinking_binding._args()),
+        )
+    fields = (deep(m.content), deep(m._fp_content), m._breakpoints)
+    if isinstance(m, ToolMessage):
+        return (*common, *fields, m.tool_call_id, m.is_error)
+    return (*common, *fields)
+
+
+def outcome(text: str | bytes) -> Any:
+    try:
+        conv = Conversation.from_json(text)
+    except ValidationError as err:
+        return ("error", str(err), err.path)
+    return ("ok", [snapshot(m) for m in conv], conv.tools, deep(conv.response_format))
+
+
+def both(text: str | bytes) -> Any:
+    native = outcome(text)
+    with python_path():
+        slow = outcome(text)
+    assert native == slow
+    return native
+
+
+# -- generated conversations ---------------------------------------------------------------------
+
+words = st.text(alphabet="ab \u00e9\u4e2d\U0001f600\u3000\n", max_size=5)
+solid = st.text(alphabet="ab\u00e9\u4e2d\U0001f600", min_size=1, max_size=5)
+numbers = st.sampled_from([0, 1, -1, 2**53 + 1, 2**63 - 1, -(2**63), 0.5, -0.0, 1e21, 1e-7, 2.0])
+json_values = st.recursive(
+    st.none() | st.booleans() | numbers | words,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(words, inner, max_size=3),
+    max_leaves=8,
+)
+calls = st.builds(ToolCall, solid, solid, st.dictionaries(words, json_values, max_size=3))
+blocks = st.one_of(
+    st.builds(ThinkingBlock.Text, solid, st.none() | solid),
+    st.builds(ThinkingBlock.Text, st.just(""), solid),
+    st.builds(ThinkingBlock.Redacted, solid),
+    st.builds(ThinkingBlock.Opaque, solid, solid),
+)
+assistants = st.lists(st.one_of(words, calls, blocks), max_size=4).map(AssistantMessage.from_parts)
+plain = st.one_of(
+    st.builds(SystemMessage, solid),
+    st.builds(UserMessage, solid),
+    st.builds(ToolMessage, solid, solid, st.booleans()),
+    assistants,
+)
+other = st.one_of(
+    st.builds(UserMessage, st.tuples(solid, st.just(CacheBreakpoint()))),
+    st.builds(UserMessage, st.tuples(solid, st.just(Image(b"\x89PNG", "image/png")))),
+)
+
+
+@st.composite
+def conversations(draw: st.DrawFn) -> Conversation:
+    conv = Conversation()
+    for m in draw(st.lists(st.one_of(plain, plain, other), max_size=8)):
+        if isinstance(m, AssistantMessage) and m.has_sealed_thinking and draw(st.booleans()):
+            conv = respond(conv, ORIGIN, m)
+        else:
+            conv = conv.append(m)
+    return conv
+
+
+@settings(max_examples=300)
+@given(conversations(), st.booleans())
+def test_a_stored_conversation_reads_the_same_both_ways(conv: Conversation, as_bytes: bool) -> None:
+    text = conv.to_json()
+    result = both(text.encode() if as_bytes else text)
+    assert result[0] == "ok"
+    back = Conversation.from_json(text)
+    assert list(back) == list(conv)
+    assert [m.thinking_binding for m in back if isinstance(m, AssistantMessage)] == [
+        m.thinking_binding for m in conv if isinstance(m, AssistantMessage)
+    ]
+    for m in back:  # the digest load.rs set is the one the core takes of the object
+        assert m._digest is not None
+        assert m._digest == _core.message_digest(m)
+
+
+# -- edited documents ------------------------------------------------------------------------------
+
+EDGE_VALUES: list[Any] = [
+    "",
+    " ",
+    "\u3000",
+    "\x1c",
+    "\u00a0x",
+    "a",
+    "assistant",
+    "tool_call",
+    "thinking",
+    "native",
+    "x" * 40,
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1.5,
+    2**70,
+    [],
+    {},
+    ["a"],
+    {"a": 1},
+    "thinkseal-binding/1;p;m;;" + "0" * 64 + ";" + "1" * 64,
+    "thinkseal-binding/1;p%41;m;=a;" + "0" * 64 + ";" + "1" * 64,
+    "thinkseal-binding/1; ;m;;" + "0" * 64 + ";" + "1" * 64,
+    "thinkseal-binding/1;p;m;a;" + "0" * 64 + ";" + "1" * 64,
+    "thinkseal-binding/1;p;m;=;" + "A" * 64 + ";" + "1" * 64,
+]
+
+
+def paths(value: Any, here: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield here
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from paths(v, (*here, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from paths(v, (*here, i))
+
+
+def edited(document: Any, path: tuple[Any, ...], value: Any, drop: bool) -> Any:
+    document = json.loads(json.dumps(document))
+    *parent_path, last = path
+    parent = document
+    for step in parent_path:
+        parent = parent[step]
+    if drop and isinstance(parent, dict):
+        del parent[last]
+    else:
+        parent[last] = value
+    return document
+
+
+@settings(max_examples=300)
+@given(conversations(), st.randoms(use_true_random=False), st.booleans())
+def test_an_edited_document_reads_the_same_both_ways(conv: Conversation, rnd: random.Random, only_ascii: bool) -> None:
+    document = json.loads(conv.to_json())
+    targets = [p for p in paths(document) if p]
+    for _ in range(6):
+        path = rnd.choice(targets)
+        changed = edited(document, path, rnd.choice(EDGE_VALUES), drop=rnd.random() < 0.15)
+        both(json.dumps(changed, ensure_ascii=only_ascii))
+
+
+@settings(max_examples=200)
+@given(conversations(), st.randoms(use_true_random=False))
+def test_a_corrupted_text_reads_the_same_both_ways(conv: Conversation, rnd: random.Random) -> None:
+    data = bytearray(conv.to_json(), "utf-8")
+    for _ in range(3):
+        i = rnd.randrange(len(data))
+        data[i] = rnd.choice(b'"\\{}[],:0a \x00\x1f\xc3\xa9\xff')
+    both(bytes(data))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"format": "thinkseal.conversation", "version": 2, "messages": [], "messages": []}',
+        '{"format": "thinkseal.conversation", "version": 2, "messages": [{"role": "user", "content": "\\ud800"}]}',
+        '{"format": "thinkseal.conversation", "version": 2, "messages": [{"role": "user", "content": NaN}]}',
+        '{"format": "thinkseal.conversation", "version": 2, "messages": [{"role": "user", "content": "a", "x": 1e999}]}',  # noqa: E501
+        '{"format": "thinkseal.conversation", "version": 2, "messages": [{"role": "user", "content": "a"}]} x',
+        '{"format": "thinkseal.conversation", "version": 2.0, "messages": []}',
+        '{"format": "thinkseal.conversation", "version": 2, "messages": {}}',
+        '{"format": "thinkseal.conversation", "version": 2, "messages": [{"role": "user", "content": "a"}]}',
+        "\ufeff{}",
+        "[]",
+        "",
+    ],
+)
+def test_texts_at_the_edges_read_the_same_both_ways(text: str) -> None:
+    both(text)
+    both(text.encode("utf-8", "surrogatepass"))
+
+
+def test_limits_are_checked_the_same_both_ways() -> None:
+    conv = Conversation(
+        [
+            UserMessage("hello there"),
+            AssistantMessage(
+                "ok", [ToolCall("c1", "f", {"a": {"b": [1, {"c": "long string"}]}})], [ThinkingBlock.Text("t", "sig")]
+            ),
+            ToolMessage("result", "c1"),
+        ]
+    )
+    text = conv.to_json()
+    before = thinkseal.limits()
+    try:
+        for limits in (Limits(max_string=5), Limits(max_parts=2), Limits(max_depth=2), Limits(max_depth=3)):
+            thinkseal.set_limits(limits)
+            both(text)
+        thinkseal.set_limits(Limits(max_depth=3))
+        assert both(text)[0] == "error"
+    finally:
+        thinkseal.set_limits(before)
+
+
+# -- the plain cases take the native path (counted) ----------------------------------------------
+
+
+def test_plain_messages_are_built_natively_and_the_rest_by_message_from_dict(monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[Any] = []
+    original = _conversation.message_from_dict
+    monkeypatch.setattr(
+        _conversation, "message_from_dict", lambda m, path: built.append(path) or original(m, path=path)
+    )
+    conv = Conversation(
+        [
+            SystemMessage("be brief"),
+            UserMessage("hi \u00e9"),
+            AssistantMessage("ok", [ToolCall("c1", "f", {"x": [1, 2.5, None]})], [ThinkingBlock.Text("t", "s")]),
+            ToolMessage("done", "c1", is_error=True),
+            AssistantMessage(None, thinking=[ThinkingBlock.Redacted("r")], tool_calls=[ToolCall("c2", "g", {})]),
+            ToolMessage("done", "c2"),
+            UserMessage(("look", Image(b"png", "image/png"))),
+        ]
+    )
+    conv = respond(conv, ORIGIN, AssistantMessage("bound", thinking=[ThinkingBlock.Opaque("p", "d")]))
+    back = Conversation.from_json(conv.to_json())
+    assert built == ["$.messages[6]"]  # only the image message went the Python way
+    assert list(back) == list(conv)
+    assert back.replay(ORIGIN).report == conv.replay(ORIGIN).report
