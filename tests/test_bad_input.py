@@ -751,9 +751,9 @@ _STORED += '{"role": "assistant", "parts": [{"type": "tool_call", "id": "c", "na
     [
         pytest.param((_STORED, ()), id="kit-empty"),
         pytest.param((_STORED, _load._KIT[:5]), id="kit-short"),
-        pytest.param((_STORED, (5,) * 14), id="kit-not-callable"),
+        pytest.param((_STORED, (5,) * 13), id="kit-not-callable"),
         pytest.param((_STORED, (_raising_new, *_load._KIT[1:])), id="kit-raising"),
-        pytest.param((_STORED, (*_load._KIT[:12], None, None)), id="kit-no-frozen"),
+        pytest.param((_STORED, (*_load._KIT[:11], None, None)), id="kit-no-frozen"),
         pytest.param((None, _load._KIT), id="text-none"),
         pytest.param((5, _load._KIT), id="text-int"),
         pytest.param(("\ud800", _load._KIT), id="text-surrogate"),

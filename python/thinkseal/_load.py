@@ -25,7 +25,6 @@ from ._messages import AssistantMessage, SystemMessage, ToolCall, ToolMessage, U
 # What load.rs makes objects with, in the order it reads them.
 _KIT = (
     object.__new__,
-    object.__setattr__,
     SystemMessage,
     UserMessage,
     ToolMessage,
