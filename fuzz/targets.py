@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import thinkseal
-from thinkseal import Conversation, ThinksealError, UserMessage
+from thinkseal import Conversation, ThinksealError, UserMessage, _load
 from thinkseal.providers import PROVIDER_IDS, PreparedRequest
 
 # The least options each adapter needs to prepare a request (those of
@@ -40,9 +40,26 @@ def _decode(data: bytes) -> Any:
         return _SKIP
 
 
+def _stored(data: bytes) -> Any:
+    """What ``Conversation.from_json`` makes of ``data``: the messages as they
+    would be written back, with their types and digests, or the error."""
+    try:
+        conv = Conversation.from_json(data)
+    except ThinksealError as err:
+        return (type(err).__name__, str(err), getattr(err, "path", None))
+    return ([type(m).__name__ for m in conv], [m.digest for m in conv], conv.to_json())
+
+
 def from_json(data: bytes) -> None:
-    with contextlib.suppress(ThinksealError):
-        Conversation.from_json(data)
+    """Also: the native reader (thinkseal._load) and the Python path agree."""
+    native = _stored(data)
+    previous = _load.use_native(False)
+    try:
+        slow = _stored(data)
+    finally:
+        _load.use_native(previous)
+    if native != slow:
+        raise AssertionError(f"the native and Python readers differ: {native!r:.300} != {slow!r:.300}")
 
 
 def message_from_dict(data: bytes) -> None:

@@ -39,25 +39,13 @@ from thinkseal.testing import respond
 ORIGIN = Origin("anthropic", "claude-x", "acct")
 
 
-class _Refusing:
-    """``_core`` as seen by ``_load`` with the native reader refusing every text."""
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(_core, name)
-
-    @staticmethod
-    def load_document(*args: Any) -> None:
-        return None
-
-
 @contextlib.contextmanager
 def python_path() -> Iterator[None]:
-    saved = _load._core
-    _load._core = _Refusing()  # type: ignore[assignment]
+    previous = _load.use_native(False)
     try:
         yield
     finally:
-        _load._core = saved
+        _load.use_native(previous)
 
 
 def deep(value: Any) -> Any:

@@ -40,6 +40,17 @@ _KIT = (
 )
 
 
+# Whether the native reader is tried first (tests/test_load.py and the fuzz
+# target ``from_json`` turn it off to compare the two paths).
+_NATIVE = [True]
+
+
+def use_native(on: bool) -> bool:
+    """Turn the native reader on or off (process-wide); returns the previous setting."""
+    previous, _NATIVE[0] = _NATIVE[0], on
+    return previous
+
+
 def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object whose keys are all different: with a repeated key, readers
     disagree on which value counts (Python keeps the last, others the first),
@@ -72,6 +83,8 @@ def native_messages(bodies: list[str]) -> list[Any] | None:
     native reader in one pass: per body a message object, or the dict the
     native reader left to ``message_from_dict``. ``None`` when it refuses the
     text or the bodies do not make exactly one value each."""
+    if not _NATIVE[0]:
+        return None
     current = limits()
     document = _core.load_document(
         '{"messages":[' + ",".join(bodies) + "]}",
@@ -91,10 +104,11 @@ def decode_stored(text: str | bytes | bytearray) -> Any:
     message objects the native reader built (the rest as ``json`` decodes
     them). Errors as ``strict_loads``, with ``ValueError`` and
     ``RecursionError`` turned into ``ValidationError`` at ``$``."""
-    current = limits()
-    document = _core.load_document(text, _KIT, current.max_depth, current.max_string, current.max_parts)
-    if document is not None:
-        return document
+    if _NATIVE[0]:
+        current = limits()
+        document = _core.load_document(text, _KIT, current.max_depth, current.max_string, current.max_parts)
+        if document is not None:
+            return document
     try:
         return strict_loads(text)
     except ThinksealError:
