@@ -27,10 +27,10 @@ from ._messages import (
 from ._replay import Reason, ReasonName, Replay, ReplayEntry, ReplayReport
 from ._reply import Delta, Recovery, Reply, TextDelta, ThinkingDelta, ToolCallDelta, Usage
 from ._tool import Tool
-from .providers import PreparedRequest, provider
 
 if TYPE_CHECKING:
     from .client import AsyncClient, Client
+    from .providers import PreparedRequest, provider
 
 __version__ = "0.1.0"
 
@@ -84,9 +84,22 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # The clients import httpx: loaded on first use, so ``import thinkseal`` stays light.
+    # Loaded on first use, so ``import thinkseal`` stays light (tests/interop/test_imports.py):
+    # the clients import httpx, and the adapters are needed only once a request is prepared.
     if name in ("Client", "AsyncClient"):
-        from . import client  # noqa: PLC0415
+        package = "client"
+    elif name in ("provider", "PreparedRequest", "providers"):
+        package = "providers"
+    else:
+        raise AttributeError(f"module 'thinkseal' has no attribute {name!r}")
+    # Not ``from . import providers``: that asks this function for "providers" first.
+    from importlib import import_module  # noqa: PLC0415
 
-        return getattr(client, name)
-    raise AttributeError(f"module 'thinkseal' has no attribute {name!r}")
+    module = import_module(f"{__name__}.{package}")
+    value = module if name == package else getattr(module, name)
+    globals()[name] = value  # later look-ups find it without this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

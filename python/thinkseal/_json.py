@@ -8,7 +8,6 @@ stored value can never drift from the digest that was taken of it.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any, NoReturn, TypeAlias
 
@@ -43,11 +42,14 @@ class FrozenDict(dict[str, Any]):
         return (FrozenDict, (dict(self),))
 
     # A copy is for changing: copy.copy and copy.deepcopy give a plain, mutable dict.
+    # (The copy module is imported here, by then already loaded: not on ``import thinkseal``.)
     def __copy__(self) -> dict[str, Any]:
         return dict(self)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
-        return {k: copy.deepcopy(v, memo) for k, v in self.items()}
+        from copy import deepcopy  # noqa: PLC0415
+
+        return {k: deepcopy(v, memo) for k, v in self.items()}
 
     def __repr__(self) -> str:
         return dict.__repr__(self)
@@ -71,7 +73,9 @@ class FrozenList(list[Any]):
         return list(self)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
-        return [copy.deepcopy(v, memo) for v in self]
+        from copy import deepcopy  # noqa: PLC0415
+
+        return [deepcopy(v, memo) for v in self]
 
     def __repr__(self) -> str:
         return list.__repr__(self)

@@ -7,7 +7,6 @@ use); immutability is what makes that cache safe.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Self, Union
 
@@ -481,13 +480,19 @@ def _restore_assistant(parts: Sequence[Part], binding: Binding | None) -> Assist
 # -- dict form (docs/persistence.md) -----------------------------------------
 
 
+# base64 is imported where it is used: it imports re, struct and binascii, a
+# cost on ``import thinkseal`` for what only images and documents with data need.
 def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+    from base64 import b64encode  # noqa: PLC0415
+
+    return b64encode(data).decode("ascii")
 
 
 def _unb64(text: str, path: str) -> bytes:
+    from base64 import b64decode  # noqa: PLC0415
+
     try:
-        return base64.b64decode(text, validate=True)
+        return b64decode(text, validate=True)
     except (ValueError, TypeError):
         raise ValidationError(f"{path}: not valid base64", path=path) from None
 

@@ -18,7 +18,7 @@ appending share, so a request after k new messages walks only those k
 
 from __future__ import annotations
 
-import threading
+from _thread import allocate_lock  # threading.Lock itself, without importing threading
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
@@ -223,7 +223,7 @@ class ReplayStore:
         self.chain = bytearray()
         self.codes = bytearray()
         self.turns = array("q")
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         self._slots: dict[str, tuple[object, Any]] = {}
 
     def slot(self, key: str, log: object, make: Callable[[], T], fits: Callable[[T], bool] | None = None) -> T:
@@ -418,7 +418,7 @@ class OpenRun:
         self._wanted = {c.id for c in message.tool_calls}
         self._seen: set[str] = set()
         self._answered = array("q", [0])  # answering messages among the first k of the run
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
 
     def answered(self, items: Sequence[Message], total: int) -> int:
         """How many calls of the turn the messages before ``total`` answer."""
@@ -443,7 +443,7 @@ class MessageLog:
 
     def __init__(self, items: list[Message]) -> None:
         self.items = items
-        self.lock = threading.Lock()
+        self.lock = allocate_lock()
 
 
 # A conversation's replay caches: per target origin, a store and how many of
