@@ -14,6 +14,7 @@ __all__ = [
     "chain",
     "context_digest",
     "encode_message",
+    "load_document",
     "message_digest",
     "message_digests",
     "prefix_digest",

@@ -23,7 +23,7 @@ from ._limits import limits
 from ._messages import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
 
 # What load.rs makes objects with, in the order it reads them.
-_KIT = (
+_KIT: tuple[object, ...] = (
     object.__new__,
     SystemMessage,
     UserMessage,
