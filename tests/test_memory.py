@@ -92,3 +92,47 @@ def test_memory_per_decided_message_is_bounded() -> None:
     # 64 B; a UTF-8 copy left in a string would cost more than 1 KB here.
     digest_on_message = sys.getsizeof(bytes(32))
     assert (kept - n * digest_on_message) / n <= 64, kept / n
+
+
+PAD = "lorem ipsum dolor sit amet " * 20  # 540 characters
+
+
+def agent_loop(turns: int) -> list[Message]:
+    """A bound Anthropic tool loop of ~1.6 KB messages: a user request, a
+    signed turn with a tool call, its result, and the next request, which goes
+    out in the same user turn as the result."""
+    conv = Conversation([UserMessage(f"request: {PAD * 3}")])
+    for i in range(turns):
+        reply = AssistantMessage(
+            f"answer {i}: {PAD}",
+            [ToolCall(f"call_{i}", "search", {"query": PAD[:200], "page": i})],
+            [ThinkingBlock.Text(PAD + PAD[:200], "sig" * 40)],
+        )
+        conv = respond(conv, CLAUDE, reply).append(
+            ToolMessage(f"result {i}: {PAD * 3}", f"call_{i}"), UserMessage(f"request {i}: {PAD * 3}")
+        )
+    return list(conv)
+
+
+def test_wire_caches_keep_about_the_wire_bytes() -> None:
+    """What a prepared request leaves cached for later ones (the fragments on
+    the messages and the shared wire cache) is its encoded bytes, not a
+    decoded copy beside them: at most 1.1x the body's size."""
+    adapter = provider("anthropic")
+    assert adapter.prepare(Conversation(agent_loop(2)), model=CLAUDE.model, max_tokens=1024).body  # imports done
+    messages: list[Message] = pickle.loads(pickle.dumps(agent_loop(100)))  # fresh: nothing cached
+    conv = Conversation(messages)
+    assert all(e.kept for e in conv.replay(CLAUDE).report)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        req = adapter.prepare(conv, model=CLAUDE.model, max_tokens=1024)
+        size = len(req.content)
+        del req
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert size / len(messages) > 1_500
+    assert kept <= 1.1 * size, kept / size

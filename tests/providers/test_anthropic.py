@@ -854,9 +854,10 @@ def test_stream_flag_and_cached_fragments() -> None:
     assert "stream" not in first.body
     assert second.body["stream"] is True
     check_request(second)
-    # The unchanged turns' wire objects are reused, not rebuilt.
-    assert second.body["messages"][0] is first.body["messages"][0]
-    assert second.body["messages"][1] is first.body["messages"][1]
+    # The unchanged turns' encoded fragments are reused, not rebuilt (req.body is decoded from them).
+    assert second._encoded.items[0] is first._encoded.items[0]
+    assert second._encoded.items[1] is first._encoded.items[1]
+    assert second.body["messages"][:2] == first.body["messages"][:2]
 
 
 # -- responses --------------------------------------------------------------------------------------------------

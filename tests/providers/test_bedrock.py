@@ -702,7 +702,8 @@ def test_signed_empty_reasoning_goes_out_as_empty_text_and_turn_fragments_are_ca
         "reasoningContent": {"reasoningText": {"text": "", "signature": "SIG"}}
     }
     later = P.prepare(conv.append(AssistantMessage("b"), UserMessage("q3")), model=MODEL, **OPTS)
-    assert later.body["messages"][1] is first.body["messages"][1]
+    assert later._encoded.items[1] is first._encoded.items[1]  # the turn's fragment, not encoded again
+    assert later.body["messages"][1] == first.body["messages"][1]
 
 
 def test_thinking_only_turn_is_left_out() -> None:

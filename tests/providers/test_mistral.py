@@ -658,7 +658,8 @@ def test_unchanged_turns_reuse_their_encoded_fragment() -> None:
     conv = start().append(two_calls(), ToolMessage("18 °C", CALL_WEATHER.id), ToolMessage("14:05", CALL_TIME.id))
     first = prepare(conv)
     second = prepare(conv.append(AssistantMessage("Done."), UserMessage("And tomorrow?")))
-    assert second.body["messages"][2] is first.body["messages"][2]
+    assert second._encoded.items[2] is first._encoded.items[2]
+    assert second.body["messages"][2] == first.body["messages"][2]
 
 
 # -- options and response format ----------------------------------------------------------------

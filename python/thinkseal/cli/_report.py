@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     body: Any = None
     try:
         request = adapter.prepare(conversation, model=target.model, **options)
-        body = request.body
+        body = request.body if args.body else None  # decoded from the bytes: only when shown
     except ReplayError as err:
         rejected = err
 

@@ -30,7 +30,7 @@ def check(req: object, streaming: bool | None = None) -> PreparedRequest:
 
 
 def is_streaming(req: PreparedRequest) -> bool:
-    return req.body.get("stream") is True
+    return req._member("stream") is True  # not req.body, which would decode the whole history
 
 
 def _payload(client: Any, req: PreparedRequest) -> dict[str, Any]:

@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 
 class Built:
     """An adapter's output for one request (``content``: the encoded body, as
-    bytes or as the shared pieces of a ``Body``)."""
+    bytes or as the shared pieces of a ``Body``; in ``body``, the member a
+    ``Body`` splices in holds only its place, and is read from the bytes)."""
 
     __slots__ = ("body", "content", "headers", "path")
 
@@ -141,13 +142,27 @@ class PreparedRequest:
 
     @property
     def body(self) -> dict[str, Any]:
-        """The request body, read-only: its parts are shared with the wire caches
-        of later requests, and ``content`` was encoded from it already. Frozen on
-        first access (a server that sends ``content`` never pays for it)."""
+        """The request body, read-only: what ``content`` says, made on first
+        access (a server that sends ``content`` never pays for it). The history
+        in it is decoded from the encoded fragments, which are all the wire
+        caches keep of it."""
         body = self._frozen_body
         if body is None:
-            body = self._frozen_body = frozen(self._body)
+            body = self._frozen_body = frozen(self._member(None))
         return body
+
+    def _member(self, key: str | None) -> Any:
+        """The body member ``key`` as built, not frozen (None: the whole body),
+        decoding the history only when it is what is asked for: what reads one
+        member (``interop``: the stream flag) need not decode the history."""
+        built = self._body
+        encoded = self._encoded
+        if isinstance(encoded, bytes) or not encoded.field:
+            return built if key is None else built.get(key)
+        field = encoded.field
+        if key is None:
+            return {k: encoded.decoded_items() if k == field else v for k, v in built.items()}
+        return encoded.decoded_items() if key == field else built.get(key)
 
     @property
     def content(self) -> bytes:

@@ -73,7 +73,7 @@ from .._tool import Tool
 from ._base import Built, Provider, StreamParser
 from ._options import BODY_FIELDS, check_choice, check_object, frozen_options, response_format
 from ._response import Node, error_text, parse_arguments, valid_text, wrap_errors
-from ._wire import fragment, splice, wire_messages
+from ._wire import counted, fragment, splice, tallied_wire_messages, wire_messages
 
 PATH = "/chat/completions"
 TOOL_ERROR_PREFIX = "[tool error] "
@@ -340,28 +340,26 @@ def named_tool_messages(
     writer: PartWriter,
     assistant_wire: Callable[[AssistantMessage], dict[str, Any]],
     tool_wire: Callable[[ToolMessage, str], dict[str, Any]],
-) -> tuple[list[Any], list[bytes]]:
-    """The wire messages of ``sent`` and their cached JSON bytes, for a format
+) -> list[bytes]:
+    """The cached JSON bytes of the wire messages of ``sent``, for a format
     whose tool results name the tool they answer (Mistral, Ollama):
     ``tool_wire(message, name)`` gets the name of the call a result answers.
     System and user messages go out as ``plain_wire`` with ``writer``. ``key``
     names the format in the fragment cache."""
-    objects: list[Any] = []
     raws: list[bytes] = []
     names: dict[str, str] = {}  # call id -> tool name, for the turn the tool results answer
     for message in sent:
         if isinstance(message, AssistantMessage):
             names = {c.id: c.name for c in message.tool_calls}
-            obj, raw = fragment(message, key, partial(assistant_wire, message))
+            raw = fragment(message, key, partial(assistant_wire, message))
         elif isinstance(message, ToolMessage):
             # Pairing guarantees a tool message still here answers a call of the turn before it.
             name = names[message.tool_call_id]
-            obj, raw = fragment(message, f"{key}:tool:{name}", partial(tool_wire, message, name))
+            raw = fragment(message, f"{key}:tool:{name}", partial(tool_wire, message, name))
         else:
-            obj, raw = fragment(message, key, partial(plain_wire, message, writer))  # system or user
-        objects.append(obj)
+            raw = fragment(message, key, partial(plain_wire, message, writer))  # system or user
         raws.append(raw)
-    return objects, raws
+    return raws
 
 
 # -- the adapter base ----------------------------------------------------------------
@@ -394,8 +392,16 @@ class ChatProvider(Provider):
         """The reasoning fields a sent assistant turn carries."""
         raise NotImplementedError
 
-    def complete_body(self, body: dict[str, Any], options: Mapping[str, Any]) -> None:
-        """Last changes to the body once its messages are known (in place)."""
+    def tally(self) -> Callable[[Mapping[str, Any]], int] | None:
+        """What the provider decides from its assistant wire messages once they
+        are only bytes: a count of one, kept beside its bytes (under the
+        provider's own ``shape`` key) and summed over the request for
+        ``complete_body`` (None: nothing to count or keep)."""
+        return None
+
+    def complete_body(self, body: dict[str, Any], options: Mapping[str, Any], tally: int) -> None:
+        """Last changes to the body once its messages are known (in place);
+        ``tally`` is the sum of ``tally`` over them (0 without one)."""
 
     def write_tool(self, tool: Tool) -> dict[str, Any]:
         """One tool definition (``Tool.cache`` is ignored unless overridden)."""
@@ -424,17 +430,24 @@ class ChatProvider(Provider):
     ) -> Built:
         checked = self._check_options(options, stream)
         shape = self.shape(conversation)
+        count = self.tally()
 
-        def segment(sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
-            pairs = [self._fragment(message, shape) for message in in_wire_order(sent)]
-            return [value for value, _ in pairs], [data for _, data in pairs]
+        def segment(sent: Sequence[Message]) -> list[bytes]:
+            return [self._fragment(message, shape, None)[0] for message in in_wire_order(sent)]
 
-        wire, encoded = wire_messages(replay, shape, segment, goes_out)
+        def tallied(sent: Sequence[Message]) -> tuple[list[bytes], list[int]]:
+            pairs = [self._fragment(message, shape, count) for message in in_wire_order(sent)]
+            return [data for data, _ in pairs], [number for _, number in pairs]
+
+        if count is None:
+            encoded, total = wire_messages(replay, shape, segment, goes_out), 0
+        else:
+            encoded, total = tallied_wire_messages(replay, shape, tallied, goes_out)
         # The response format passes through in OpenAI's shape, where the provider takes its type.
         fmt = response_format(conversation.response_format, self.id, self.response_formats)
         body = chat_body(
             model,
-            wire,
+            encoded,
             conversation.tools,
             {} if fmt is None else {"response_format": fmt},
             checked,
@@ -442,13 +455,18 @@ class ChatProvider(Provider):
         )
         if stream:
             body["stream"] = True
-        self.complete_body(body, checked)
+        self.complete_body(body, checked, total)
         return Built(body, splice(body, "messages", encoded), PATH, {})
 
-    def _fragment(self, message: Message, shape: str) -> tuple[Any, bytes]:
+    def _fragment(
+        self, message: Message, shape: str, count: Callable[[Mapping[str, Any]], int] | None
+    ) -> tuple[bytes, int]:
+        """A message's cached JSON bytes, and ``count`` of an assistant turn's
+        wire object (0 for other messages, or without ``count``)."""
         if isinstance(message, AssistantMessage):
-            return fragment(message, shape, lambda: self._assistant(message, shape))
-        return fragment(message, plain_key(message, _PLAIN_KEY, self.id), lambda: plain_wire(message, self.writer))
+            build = partial(self._assistant, message, shape)
+            return (fragment(message, shape, build), 0) if count is None else counted(message, shape, build, count)
+        return fragment(message, plain_key(message, _PLAIN_KEY, self.id), partial(plain_wire, message, self.writer)), 0
 
     def _assistant(self, message: AssistantMessage, shape: str) -> dict[str, Any]:
         reasoning = self.reasoning_fields(message, shape)

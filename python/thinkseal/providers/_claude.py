@@ -57,7 +57,7 @@ from .._reply import ReplyInfo, Usage
 from ._base import StreamParser
 from ._options import response_format
 from ._response import Node, error_text, parse_arguments, wrap_errors
-from ._wire import cached, dumps, fragment, message_of_blocks, tallied_wire_messages
+from ._wire import Fragments, cached, counted, dumps, tallied_wire_messages
 
 THINKING_TYPES: Final[tuple[str, ...]] = ("enabled", "disabled", "adaptive", "between_tools")
 # The options Claude's thinking rules read, by their names in Anthropic's API.
@@ -588,11 +588,10 @@ class Wire:
             )
         options[field] = {**config, member: self.format_wire(fmt["json_schema"])}
 
-    def messages(
-        self, conversation: Conversation, replay: Replay, thinking: ThinkingSettings
-    ) -> tuple[list[Any], list[bytes], int]:
-        """The wire turns of the request, their bytes and the cache breakpoints
-        in them, once the tool loop is known to be sendable."""
+    def messages(self, conversation: Conversation, replay: Replay, thinking: ThinkingSettings) -> tuple[Fragments, int]:
+        """The JSON bytes of the request's wire turns and the sum of their
+        ``turn_tally`` (Anthropic: the cache breakpoints in them), once the tool
+        loop is known to be sendable."""
         check_tool_loop(
             conversation,
             replay,
@@ -602,10 +601,9 @@ class Wire:
             opt_in_path=f"{self.paths['thinking']}.block_binding",
         )
         try:
-            turns, encoded, marks = tallied_wire_messages(replay, self.key, self.turns, self.goes_out, self.turn_marks)
+            return tallied_wire_messages(replay, self.key, self.turns, self.goes_out)
         except Refused as err:
             raise located(conversation, err) from None
-        return turns, encoded, marks
 
     def check_marks(self, count: int) -> None:
         """Refuse a request with more cache breakpoints than Claude takes."""
@@ -616,29 +614,41 @@ class Wire:
         content = turn["content"]
         return 0 if isinstance(content, str) else self.marks_in(content)
 
+    def turn_tally(self, turn: Mapping[str, Any]) -> int:
+        """The number a wire turn is kept with beside its bytes, summed over the
+        request by ``messages``: its cache breakpoints (an adapter that decides
+        more from its turns counts that in too)."""
+        return self.turn_marks(turn)
+
     def goes_out(self, message: AssistantMessage) -> bool:
         """Whether an as-sent assistant turn is put on the wire at all: a turn
         with no text, tool call or native block of this provider (thinking
         alone, or nothing) would be an empty or thinking-only assistant message,
-        which Claude rejects; it is left out and the user turns around it merge."""
-        return any(not isinstance(p, ThinkingBlock) for p in self.sent_parts(message))
+        which Claude rejects; it is left out and the user turns around it merge.
+        Decided once per turn, and kept as that flag."""
+        return cached(
+            message, f"{self.key}:out", lambda: any(not isinstance(p, ThinkingBlock) for p in self.sent_parts(message))
+        )
 
     def sent_parts(self, message: AssistantMessage) -> list[Part]:
-        """``wire_parts`` of an as-sent turn for this provider (computed once per turn)."""
-        return cached(message, f"{self.key}:parts", lambda: wire_parts(message, self.key))
+        """``wire_parts`` of an as-sent turn for this provider."""
+        return wire_parts(message, self.key)
 
-    def turns(self, sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
-        """The wire turns of a run of as-sent messages (see ``wire_messages``)."""
-        turns: list[Any] = []
+    def turns(self, sent: Sequence[Message]) -> tuple[list[bytes], list[int]]:
+        """The wire turns of a run of as-sent messages, as their JSON bytes and
+        ``turn_tally`` (see ``tallied_wire_messages``)."""
         encoded: list[bytes] = []
+        tallies: list[int] = []
         for role, group in plan_turns(sent, self.goes_out):
-            value, raw = self.assistant_turn(group[0]) if role == "assistant" else self.user_turn(group)  # type: ignore[arg-type]
-            turns.append(value)
+            raw, tally = self.assistant_turn(group[0]) if role == "assistant" else self.user_turn(group)  # type: ignore[arg-type]
             encoded.append(raw)
-        return turns, encoded
+            tallies.append(tally)
+        return encoded, tallies
 
-    def assistant_turn(self, message: AssistantMessage) -> tuple[Any, bytes]:
-        return fragment(message, self.key, lambda: {"role": "assistant", "content": self.assistant_blocks(message)})
+    def assistant_turn(self, message: AssistantMessage) -> tuple[bytes, int]:
+        return counted(
+            message, self.key, lambda: {"role": "assistant", "content": self.assistant_blocks(message)}, self.turn_tally
+        )
 
     def assistant_blocks(self, message: AssistantMessage) -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = []
@@ -655,24 +665,29 @@ class Wire:
                 blocks.append(part.value)
         return blocks
 
-    def user_turn(self, group: list[Message]) -> tuple[Any, bytes]:
-        """One user turn: the tool results, then the user text, of a run."""
-        return message_of_blocks("user", [block for m in group for block in self.user_fragments(m)])
+    def user_turn(self, group: list[Message]) -> tuple[bytes, int]:
+        """One user turn (its JSON bytes and ``turn_tally``): the tool results,
+        then the user text, of a run. A turn of one message is encoded once and
+        kept on the message; a turn that joins several is encoded for each
+        request that has it in its unsettled tail, then once more for the wire
+        cache, rather than keeping each message's blocks encoded beside the turn
+        that copies them."""
+        if len(group) == 1:
+            return counted(group[0], f"{self.key}:user", lambda: self.user_wire(group), self.turn_tally)
+        value = self.user_wire(group)
+        return dumps(value), self.turn_tally(value)
 
-    def user_fragments(self, message: Message) -> list[tuple[Any, bytes]]:
-        """A tool result or user message as blocks of a user turn (cached)."""
+    def user_wire(self, group: list[Message]) -> dict[str, Any]:
+        return {"role": "user", "content": [block for m in group for block in self.user_blocks(m)]}
 
-        def build() -> list[tuple[Any, bytes]]:
-            blocks, marks = self.content_of(message.parts)  # type: ignore[attr-defined]
-            if not blocks:
-                raise self.nothing_to_send(message)
-            if isinstance(message, ToolMessage):
-                out = self.tool_result_blocks(message, blocks, marks)
-            else:
-                out = self.marked(blocks, marks)
-            return [(block, dumps(block)) for block in out]
-
-        return cached(message, f"{self.key}:blocks", build)
+    def user_blocks(self, message: Message) -> list[dict[str, Any]]:
+        """A tool result or user message as blocks of a user turn."""
+        blocks, marks = self.content_of(message.parts)  # type: ignore[attr-defined]
+        if not blocks:
+            raise self.nothing_to_send(message)
+        if isinstance(message, ToolMessage):
+            return self.tool_result_blocks(message, blocks, marks)
+        return self.marked(blocks, marks)
 
     def nothing_to_send(self, message: Message) -> Refused:
         parts = [p for p in message.parts if not isinstance(p, CacheBreakpoint)]  # type: ignore[attr-defined]

@@ -61,9 +61,12 @@ Gemini):
   name. ``generationConfig.thinkingConfig`` is checked (``thinkingBudget`` or
   ``thinkingLevel``, not both, in Google's wording; budgets within the
   documented ranges of the Gemini 2.5 models).
-- Fragment caches: user and tool messages are mapped once per message, model
-  turns once per (adapter, strictness); a request after k new messages maps
-  only those k (``providers/_wire.py``).
+- Fragment caches: model turns are mapped once per (adapter, strictness),
+  a user turn of one message once per message, and a user turn that joins
+  several (parallel function responses) once per request while it is in the
+  unsettled tail, then once into the shared cache; a request after k new
+  messages maps only those k (``providers/_wire.py``). Only JSON bytes are
+  kept, and a model turn's function-call count beside them.
 """
 
 from __future__ import annotations
@@ -88,7 +91,7 @@ from ._claude import Refused, located, plan_turns
 from ._gemini_reply import DUMMY_SIGNATURE, SIGNATURE, GeminiReader, is_generated
 from ._options import BODY_FIELDS, check_choice, check_flag, check_number, check_object, frozen_options
 from ._options import response_format as checked_format
-from ._wire import cached, dumps, fragment, splice, wire_messages
+from ._wire import counted, dumps, fragment, splice, wire_messages
 
 THINKING_LEVELS: Final[tuple[str, ...]] = ("minimal", "low", "medium", "high", "xhigh")
 # Google's wording (docs/providers.md, Gemini).
@@ -371,11 +374,13 @@ def model_parts(message: AssistantMessage, provider: str, strict: bool) -> list[
     return out
 
 
-def joined(role: str, parts: Sequence[tuple[Any, bytes]]) -> tuple[dict[str, Any], bytes]:
-    """``{"role": role, "parts": [...]}`` from parts already encoded."""
-    value = {"role": role, "parts": [part for part, _ in parts]}
-    raw = b'{"role":' + dumps(role) + b',"parts":[' + b",".join(data for _, data in parts) + b"]}"
-    return value, raw
+_MODEL_HEAD: Final[bytes] = b'{"role":"model","parts":['
+_NO_PARTS: Final[bytes] = _MODEL_HEAD + b"]}"
+
+
+def _calls(turn: Mapping[str, Any]) -> int:
+    """The function calls among a model turn's parts."""
+    return sum(1 for part in turn["parts"] if "functionCall" in part)
 
 
 class Wire:
@@ -392,25 +397,26 @@ class Wire:
     def key(self) -> str:
         return f"{self.provider}:{'strict' if self.strict else 'lax'}"
 
-    def sent_parts(self, message: AssistantMessage) -> list[dict[str, Any]]:
-        return cached(message, f"{self.key}:parts", lambda: model_parts(message, self.provider, self.strict))
+    def model_turn(self, message: AssistantMessage) -> tuple[bytes, int]:
+        """An as-sent turn's JSON bytes (``_NO_PARTS`` when nothing of it goes
+        out) and its function calls, built once per turn."""
+        return counted(message, self.key, partial(self.model_wire, message), _calls)
 
-    def model_turn(self, message: AssistantMessage) -> dict[str, Any]:
-        return {"role": "model", "parts": self.sent_parts(message)}
+    def model_wire(self, message: AssistantMessage) -> dict[str, Any]:
+        return {"role": "model", "parts": model_parts(message, self.provider, self.strict)}
 
     def goes_out(self, message: AssistantMessage) -> bool:
         """A turn with nothing to send (unsealed reasoning only) is left out; the
         user contents around it merge."""
-        return bool(self.sent_parts(message))
+        return self.model_turn(message)[0] != _NO_PARTS
 
     def calls_out(self, message: AssistantMessage) -> bool:
         """Whether a turn goes out with a function call: Gemini takes a function
         call turn only right after a user or function response turn, so such a
         turn right after another model turn joins that turn's content."""
-        return any("functionCall" in part for part in self.sent_parts(message))
+        return self.model_turn(message)[1] > 0
 
-    def segment(self, sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
-        values: list[Any] = []
+    def segment(self, sent: Sequence[Message]) -> list[bytes]:
         encoded: list[bytes] = []
         names: dict[str, str] = {}
         previous = ""
@@ -419,44 +425,45 @@ class Wire:
                 turn = group[0]
                 assert isinstance(turn, AssistantMessage)
                 names = {call.id: call.name for call in turn.tool_calls}
-                if previous == "assistant" and self.calls_out(turn):
-                    parts = [*values[-1]["parts"], *self.sent_parts(turn)]
-                    values[-1], encoded[-1] = joined("model", [_encoded(p) for p in parts])
+                raw, calls = self.model_turn(turn)
+                if previous == "assistant" and calls:
+                    # One model turn with the parts of both: each is _MODEL_HEAD, its parts and "]}".
+                    encoded[-1] = encoded[-1][:-2] + b"," + raw[len(_MODEL_HEAD) :]
                     continue
-                value, raw = fragment(turn, self.key, partial(self.model_turn, turn))
             else:
-                value, raw = joined("user", [p for m in group for p in self.user_parts(m, names)])
-            values.append(value)
+                raw = self.user_turn(group, names)
             encoded.append(raw)
             previous = role
-        return values, encoded
+        return encoded
 
-    def user_parts(self, message: Message, names: Mapping[str, str]) -> list[tuple[Any, bytes]]:
+    def user_turn(self, group: list[Message], names: Mapping[str, str]) -> bytes:
+        """A user turn's JSON bytes. A turn of one message is encoded once and
+        kept on the message; a turn that joins several is encoded for each
+        request that has it in its unsettled tail, then once more for the wire
+        cache, rather than keeping each message's parts encoded beside the turn
+        that copies them."""
+        if len(group) != 1:
+            return dumps({"role": "user", "parts": [p for m in group for p in self.user_parts(m, names)]})
+        message = group[0]
+        if isinstance(message, ToolMessage):
+            key = f"{self.provider}:fr:{names[message.tool_call_id]}"
+        else:
+            key = f"{self.provider}:user"
+        return fragment(message, key, lambda: {"role": "user", "parts": self.user_parts(message, names)})
+
+    def user_parts(self, message: Message, names: Mapping[str, str]) -> list[dict[str, Any]]:
         if isinstance(message, ToolMessage):
             # Pairing guarantees a tool message still here answers a call of the turn before it.
-            name = names[message.tool_call_id]
-            return cached(
-                message,
-                f"{self.provider}:fr:{name}",
-                lambda: [_encoded(function_response(message, name, self.provider))],
+            return [function_response(message, names[message.tool_call_id], self.provider)]
+        assert isinstance(message, UserMessage)
+        parts = content_parts(message.parts, self.provider)
+        if not parts:
+            shown = [p for p in message.parts if not isinstance(p, CacheBreakpoint)]
+            raise Refused(
+                f"nothing in this message goes to {self.provider} (another provider's native blocks without text)",
+                part=shown[0] if shown else None,
             )
-
-        def build() -> list[tuple[Any, bytes]]:
-            assert isinstance(message, UserMessage)
-            parts = content_parts(message.parts, self.provider)
-            if not parts:
-                shown = [p for p in message.parts if not isinstance(p, CacheBreakpoint)]
-                raise Refused(
-                    f"nothing in this message goes to {self.provider} (another provider's native blocks without text)",
-                    part=shown[0] if shown else None,
-                )
-            return [_encoded(p) for p in parts]
-
-        return cached(message, f"{self.provider}:parts", build)
-
-
-def _encoded(value: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
-    return value, dumps(value)
+        return parts
 
 
 def system_instruction(systems: Sequence[SystemMessage], provider: str) -> dict[str, Any]:
@@ -501,8 +508,8 @@ class GeminiProvider(GeminiReader, Provider):
                 check(generation)
         wire = Wire(self.id, strict_model(model))
         try:
-            contents, encoded = wire_messages(replay, wire.key, wire.segment, wire.goes_out, wire.calls_out)
-            body: dict[str, Any] = {"contents": contents}
+            encoded = wire_messages(replay, wire.key, wire.segment, wire.goes_out, wire.calls_out)
+            body: dict[str, Any] = {"contents": encoded}
             if conversation.system_messages:
                 body["systemInstruction"] = system_instruction(conversation.system_messages, self.id)
         except Refused as err:

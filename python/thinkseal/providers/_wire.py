@@ -5,6 +5,10 @@
   separators=(",", ":"), allow_nan=False)``, about 25x faster.
 - ``cached``: a message's wire fragment, built once per (provider, variant) and
   kept on the message (messages are immutable, so the cache cannot go stale).
+  ``fragment`` keeps its JSON bytes only, not the dict they were encoded from;
+  what an adapter decides from a wire message later is kept as a number beside
+  the bytes (``counted``), and ``PreparedRequest.body`` decodes the bytes when
+  it is read.
 - ``splice``: a body built from cached fragments, so an unchanged turn is not
   encoded again for every request, nor copied: ``Body`` keeps the fragments
   and joins them only when asked (``PreparedRequest.content``).
@@ -12,13 +16,15 @@
 
 from __future__ import annotations
 
+import json
+import sys
 import threading
+from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from .. import _core
-from .._json import FrozenDict, FrozenList, frozen
 from .._messages import AssistantMessage, Message
 from .._replay import Replay
 
@@ -46,26 +52,35 @@ def cached(message: Message, key: str, build: Callable[[], T]) -> T:
     try:
         return store[key]  # type: ignore[no-any-return]
     except KeyError:
-        value = store[key] = build()
+        # Interned: every message's store shares one key object, not a copy of
+        # the f-string it was looked up with.
+        value = store[sys.intern(key)] = build()
         return value
 
 
-def fragment(message: Message, key: str, build: Callable[[], Any]) -> tuple[Any, bytes]:
-    """A cached ``(wire object, its JSON bytes)`` pair for ``message``."""
-
-    def both() -> tuple[Any, bytes]:
-        value = frozen(build())  # shared by every later request: read-only
-        return value, dumps(value)
-
-    return cached(message, key, both)
+def fragment(message: Message, key: str, build: Callable[[], Any]) -> bytes:
+    """The JSON bytes of ``build()``'s wire object for ``message``, encoded once
+    per message (the object itself is not kept)."""
+    return cached(message, key, lambda: dumps(build()))
 
 
-def message_of_blocks(role: str, blocks: Sequence[tuple[Any, bytes]]) -> tuple[dict[str, Any], bytes]:
-    """``{"role": role, "content": [blocks]}`` from blocks already encoded (their
-    ``(value, bytes)`` fragments), without encoding them again."""
-    value = FrozenDict(role=role, content=FrozenList(block for block, _ in blocks))
-    raw = b'{"role":' + dumps(role) + b',"content":[' + b",".join(data for _, data in blocks) + b"]}"
-    return value, raw
+def counted(message: Message, key: str, build: Callable[[], Any], count: Callable[[Any], int]) -> tuple[bytes, int]:
+    """``fragment``, and ``count(wire object)``: what the adapter needs to know
+    about the object once only its bytes are kept (kept beside them when it is
+    not 0, so a message whose fragment counts nothing keeps no number). Every
+    caller that builds under ``key`` must count alike (the key names the count too)."""
+    tally = f"{key}#"
+
+    def encode() -> bytes:
+        value = build()
+        number = count(value)
+        if number:
+            cached(message, tally, lambda: number)  # before the bytes: whoever finds them finds it
+        return dumps(value)
+
+    data = cached(message, key, encode)
+    store: dict[str, Any] = message._wire  # type: ignore[assignment]  # made by ``cached``
+    return data, store.get(tally, 0)
 
 
 class Fragments(list[bytes]):
@@ -84,14 +99,16 @@ class Body:
     ``items`` separated by commas, then ``tail``. The items are the cached
     fragments of the history, shared with other requests; nothing is copied
     until ``joined()`` (or the HTTP layer reading ``chunks()``) asks.
-    ``len(body)`` is its size in bytes, known without joining."""
+    ``len(body)`` is its size in bytes, known without joining. ``field`` is
+    the body member the items are the list of (``decoded_items`` reads them)."""
 
-    __slots__ = ("_joined", "_length", "head", "items", "tail")
+    __slots__ = ("_joined", "_length", "field", "head", "items", "tail")
 
-    def __init__(self, head: bytes, items: Sequence[bytes], tail: bytes) -> None:
+    def __init__(self, head: bytes, items: Sequence[bytes], tail: bytes, field: str = "") -> None:
         self.head = head
         self.items = items
         self.tail = tail
+        self.field = field
         self._joined: bytes | None = None
         size = items.size if isinstance(items, Fragments) else sum(map(len, items))
         self._length = len(head) + size + max(len(items) - 1, 0) + len(tail)
@@ -124,35 +141,40 @@ class Body:
         group.append(self.tail)
         yield b"".join(group)
 
+    def decoded_items(self) -> list[Any]:
+        """The items as the JSON values they encode (a new, plain list)."""
+        return json.loads(b"[" + b",".join(self.items) + b"]")  # type: ignore[no-any-return]
+
 
 def splice(body: dict[str, Any], field: str, items: Sequence[bytes]) -> Body:
     """The body ``body`` whose list ``field`` is made of the already encoded
-    ``items`` (the rest of the body is encoded now), as a ``Body`` that
-    shares the items rather than copying them."""
+    ``items`` (the rest of the body is encoded now; whatever stands in ``body``
+    under ``field`` only keeps its place), as a ``Body`` that shares the items
+    rather than copying them."""
     rest = dumps({k: v for k, v in body.items() if k != field})
     head = b"{" + dumps(field) + b":["
     tail = b"]}" if rest == b"{}" else b"]," + rest[1:]
-    return Body(head, items, tail)
+    return Body(head, items, tail, field)
 
 
 class WireCache:
     """Wire messages an adapter built for the settled part of one message log,
-    shared by the conversations reading that log (kept in the replay store's
-    slot for the adapter's key). ``marks`` records, for each message index the
-    cache was extended to, how many wire messages cover the messages before it,
-    so a conversation whose history ends earlier can still use a prefix, and
-    ``seen`` how long the conversation was that set each mark: a mark depends on
-    those messages only (``wire_boundary``), so a branch that shares them keeps
-    it (``fork``). ``totals`` is a running count over the cached wire messages of whatever the
-    adapter tallies (Claude: cache breakpoints), kept when it asks for one."""
+    as their JSON bytes, shared by the conversations reading that log (kept in
+    the replay store's slot for the adapter's key). ``marks`` records, for each
+    message index the cache was extended to, how many wire messages cover the
+    messages before it, so a conversation whose history ends earlier can still
+    use a prefix, and ``seen`` how long the conversation was that set each mark:
+    a mark depends on those messages only (``wire_boundary``), so a branch that
+    shares them keeps it (``fork``). ``totals`` is a running count over the
+    cached wire messages of whatever the adapter tallies (Claude: cache
+    breakpoints), kept when it gives one per wire message."""
 
-    __slots__ = ("encoded", "lock", "marks", "seen", "sizes", "totals", "values")
+    __slots__ = ("encoded", "lock", "marks", "seen", "sizes", "totals")
 
     def __init__(self) -> None:
-        self.values: list[Any] = []
         self.encoded: list[bytes] = []
         self.totals: list[int] = []
-        self.sizes: list[int] = []  # running byte size of ``encoded``
+        self.sizes = array("q")  # running byte size of ``encoded`` (machine integers: no int object each)
         self.marks: list[tuple[int, int]] = [(0, 0)]
         self.seen: list[int] = [0]
         self.lock = threading.Lock()
@@ -181,39 +203,31 @@ class WireCache:
             copy.marks = self.marks[:k]
             copy.seen = self.seen[:k]
             count = copy.marks[-1][1]
-            copy.values = self.values[:count]
             copy.encoded = self.encoded[:count]
             copy.totals = self.totals[:count]
             copy.sizes = self.sizes[:count]
         return copy
 
     def extend(
-        self,
-        start: int,
-        end: int,
-        values: Sequence[Any],
-        encoded: Sequence[bytes],
-        tally: Callable[[Any], int] | None = None,
-        seen: int = 0,
+        self, start: int, end: int, encoded: Sequence[bytes], tallies: Sequence[int] | None = None, seen: int = 0
     ) -> None:
         """Add the wire messages of messages ``start..end``, if the cache still
-        ends at ``start`` (and their running ``tally``, when given), as found by
-        a conversation of ``seen`` messages."""
+        ends at ``start`` (and the running total of their ``tallies``, one per
+        wire message, when given), as found by a conversation of ``seen`` messages."""
         with self.lock:
             if self.marks[-1][0] != start or end <= start:
                 return
-            if tally is not None:
+            if tallies is not None:
                 running = self.totals[-1] if self.totals else 0
-                for value in values:
-                    running += tally(value)
+                for tally in tallies:
+                    running += tally
                     self.totals.append(running)
             running = self.sizes[-1] if self.sizes else 0
             for data in encoded:
                 running += len(data)
                 self.sizes.append(running)
-            self.values.extend(frozen(v) for v in values)
             self.encoded.extend(encoded)
-            self.marks.append((end, len(self.values)))
+            self.marks.append((end, len(self.encoded)))
             self.seen.append(max(seen, end))
 
 
@@ -226,7 +240,10 @@ def wire_boundary(replay: Replay) -> int:
     return replay.turn_before(replay.settled) or 0
 
 
-Segment = Callable[[Sequence[Message]], tuple[list[Any], list[bytes]]]
+# A run of as-sent messages -> the JSON bytes of its wire messages (``Segment``),
+# and a number per wire message that the adapter tallies, or None (``TalliedSegment``).
+Segment = Callable[[Sequence[Message]], list[bytes]]
+TalliedSegment = Callable[[Sequence[Message]], tuple[list[bytes], list[int] | None]]
 
 
 def _always(message: AssistantMessage) -> bool:
@@ -262,13 +279,13 @@ def wire_messages(
     build_segment: Segment,
     starts_wire_message: Callable[[AssistantMessage], bool] = _always,
     joins_previous: Callable[[AssistantMessage], bool] | None = None,
-) -> tuple[list[Any], list[bytes]]:
-    """Every wire message of the request, and its encoded bytes, for adapters
-    whose wire messages never span an assistant turn's start.
+) -> Fragments:
+    """The JSON bytes of every wire message of the request, for adapters whose
+    wire messages never span an assistant turn's start.
 
     ``build_segment(sent)`` maps a run of as-sent messages that starts at an
     assistant turn (or the first message) and ends before one (or at the end) to
-    ``(wire values, their JSON bytes)``. The part of the history before
+    the JSON bytes of its wire messages. The part of the history before
     ``wire_boundary(replay)`` is built once and shared by later requests (under
     ``key``, which must name everything the wire form depends on besides the
     messages), so a request after k new messages maps only those k; the rest
@@ -279,21 +296,25 @@ def wire_messages(
     right after another one (no user message between) goes out in the same
     wire message (Gemini's function-call turns), which is no place to cut either.
     """
-    values, encoded, _ = tallied_wire_messages(replay, key, build_segment, starts_wire_message, None, joins_previous)
-    return values, encoded
+
+    def untallied(sent: Sequence[Message]) -> tuple[list[bytes], None]:
+        return build_segment(sent), None
+
+    encoded, _ = tallied_wire_messages(replay, key, untallied, starts_wire_message, joins_previous)
+    return encoded
 
 
 def tallied_wire_messages(
     replay: Replay,
     key: str,
-    build_segment: Segment,
+    build_segment: TalliedSegment,
     starts_wire_message: Callable[[AssistantMessage], bool],
-    tally: Callable[[Any], int] | None,
     joins_previous: Callable[[AssistantMessage], bool] | None = None,
-) -> tuple[list[Any], Fragments, int]:
-    """``wire_messages``, and the sum of ``tally(wire message)`` over all of
-    them (0 without a tally): the cache keeps a running total over the shared
-    part (``WireCache.total``), so only the new wire messages are counted. The
+) -> tuple[Fragments, int]:
+    """``wire_messages``, for a ``build_segment`` that also gives a number per
+    wire message (or None: nothing tallied), and the sum of those numbers over
+    the whole request: the cache keeps a running total over the shared part
+    (``WireCache.total``), so only the new wire messages are counted. The
     total is read from the same cache object as the messages, which another
     thread may replace in the slot meanwhile."""
     boundary: int | None = wire_boundary(replay)
@@ -303,14 +324,12 @@ def tallied_wire_messages(
     cache = replay.slot(key, WireCache)
     upto, count = cache.mark_at(boundary)
     if upto < boundary and cache.marks[-1][0] == upto:
-        values, encoded = build_segment(replay.sent_messages(upto, boundary))
-        cache.extend(upto, boundary, values, encoded, tally, replay.total)
+        encoded, tallies = build_segment(replay.sent_messages(upto, boundary))
+        cache.extend(upto, boundary, encoded, tallies, replay.total)
         upto, count = cache.mark_at(boundary)
-    tail_values, tail_encoded = build_segment(replay.sent_messages(upto, replay.total))
-    total = cache.total(count) + sum(map(tally, tail_values)) if tally is not None else 0
-    fragments = Fragments(cache.size(count) + sum(map(len, tail_encoded)))
+    tail, tail_tallies = build_segment(replay.sent_messages(upto, replay.total))
+    total = cache.total(count) + sum(tail_tallies) if tail_tallies is not None else 0
+    fragments = Fragments(cache.size(count) + sum(map(len, tail)))
     fragments += cache.encoded[:count]
-    fragments += tail_encoded
-    values = cache.values[:count]
-    values += tail_values
-    return values, fragments, total
+    fragments += tail
+    return fragments, total

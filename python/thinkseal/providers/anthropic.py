@@ -90,7 +90,7 @@ from ._base import Built, Provider, StreamParser
 from ._connection import CLAUDE_REJECTIONS, Connection
 from ._options import BODY_FIELDS, frozen_options
 from ._response import Node, parse_arguments
-from ._wire import fragment, splice
+from ._wire import splice
 
 PATH: Final[str] = "/v1/messages"
 API_VERSION: Final[str] = "2023-06-01"
@@ -208,13 +208,11 @@ class _Wire(_claude.Wire):
     def format_wire(self, spec: Mapping[str, Any]) -> dict[str, Any]:
         return {"type": "json_schema", "schema": spec["schema"]}
 
-    def user_turn(self, group: list[Message]) -> tuple[Any, bytes]:
+    def user_wire(self, group: list[Message]) -> dict[str, Any]:
         # A lone user message goes out as plain string content when it is one text.
         if len(group) == 1 and isinstance(group[0], UserMessage):
-            message = group[0]
-            key = f"{self.key}:user"
-            return fragment(message, key, lambda: {"role": "user", "content": self.user_content(message)})
-        return super().user_turn(group)
+            return {"role": "user", "content": self.user_content(group[0])}
+        return super().user_wire(group)
 
     def user_content(self, message: UserMessage) -> str | list[dict[str, Any]]:
         if isinstance(message.content, str):
@@ -282,8 +280,8 @@ class Adapter(Provider):
         wire = self.wire
         betas = _claude.check_betas(options.pop("betas", None), "betas")
         thinking = self.check_options(options, betas)
-        turns, encoded, marks = wire.messages(conversation, replay, thinking)
-        body["messages"] = turns
+        encoded, marks = wire.messages(conversation, replay, thinking)
+        body["messages"] = encoded
         if conversation.system_prompts:
             systems = conversation.system_messages
             if len(systems) == 1 and isinstance(systems[0].content, str):

@@ -181,6 +181,12 @@ def _no_url(what: str) -> _claude.Refused:
     )
 
 
+# A wire turn's tally (``_Wire.turn_tally``) is its cache points plus, in units
+# of _TOOL_TURN (far above any number of cache points in one request), whether
+# it uses tools: one running total per cached turn then answers both.
+_TOOL_TURN: Final[int] = 1 << 32
+
+
 class _Wire(_claude.Wire):
     """Converse's spelling of Claude's wire."""
 
@@ -234,6 +240,9 @@ class _Wire(_claude.Wire):
 
     def marks_in(self, blocks: Iterable[Any]) -> int:
         return sum(1 for block in blocks if isinstance(block, Mapping) and block.get("cachePoint") is not None)
+
+    def turn_tally(self, turn: Mapping[str, Any]) -> int:
+        return self.turn_marks(turn) + (_TOOL_TURN if _uses_tools(turn) else 0)
 
     def too_many_marks(self, count: int) -> ValidationError:
         return ValidationError(
@@ -349,15 +358,16 @@ class Adapter(Provider):
         self, conversation: Conversation, replay: Replay, model: str, options: dict[str, Any], stream: bool
     ) -> Built:
         extra, thinking = _check_options(options, has_tools=bool(conversation.tools))
-        turns, encoded, marks = _WIRE.messages(conversation, replay, thinking)
-        if not conversation.tools and any(_uses_tools(turn) for turn in turns):
+        encoded, tally = _WIRE.messages(conversation, replay, thinking)
+        tool_turns, marks = divmod(tally, _TOOL_TURN)
+        if not conversation.tools and tool_turns:
             raise ValidationError(
                 "The toolConfig field must be defined when using toolUse and toolResult content blocks "
                 "(give the conversation its tools)",
                 path="toolConfig",
             )
 
-        body: dict[str, Any] = {"messages": turns}
+        body: dict[str, Any] = {"messages": encoded}
         if conversation.system_prompts:
             body["system"] = _WIRE.system_blocks(conversation.system_messages)
             marks += _WIRE.marks_in(body["system"])

@@ -255,8 +255,8 @@ def _tool_wire(message: ToolMessage, name: str) -> dict[str, Any]:
     }
 
 
-def _segment(sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
-    """The wire messages and their cached JSON bytes. ``in_wire_order`` leaves
+def _segment(sent: Sequence[Message]) -> list[bytes]:
+    """The cached JSON bytes of the wire messages. ``in_wire_order`` leaves
     out turns with neither text nor tool calls (Mistral rejects them) and moves
     a system message standing among tool results to just after them."""
     return named_tool_messages(in_wire_order(sent), "mistral", WRITER, _assistant_wire, _tool_wire)
@@ -514,8 +514,8 @@ class Adapter(Provider):
         self, conversation: Conversation, replay: Replay, model: str, options: dict[str, Any], stream: bool
     ) -> Built:
         checked = _check_options(options)
-        messages, raws = wire_messages(replay, "mistral", _segment, goes_out)
-        body = chat_body(model, messages, conversation.tools, _response_format(conversation.response_format), checked)
+        raws = wire_messages(replay, "mistral", _segment, goes_out)
+        body = chat_body(model, raws, conversation.tools, _response_format(conversation.response_format), checked)
         if stream:
             body["stream"] = True
         headers = {"content-type": "application/json", "accept": "text/event-stream" if stream else "application/json"}

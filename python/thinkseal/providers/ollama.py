@@ -216,8 +216,8 @@ def _tool_wire(message: ToolMessage, name: str) -> dict[str, Any]:
     return {"role": "tool", **wire_content(message, WRITER), "tool_name": name}
 
 
-def _segment(sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
-    """The wire messages and their cached JSON bytes (every turn goes out, in place)."""
+def _segment(sent: Sequence[Message]) -> list[bytes]:
+    """The cached JSON bytes of the wire messages (every turn goes out, in place)."""
     return named_tool_messages(sent, "ollama", WRITER, _assistant_wire, _tool_wire)
 
 
@@ -329,10 +329,10 @@ class Adapter(Provider):
         self, conversation: Conversation, replay: Replay, model: str, options: dict[str, Any], stream: bool
     ) -> Built:
         checked = _check_options(options)
-        messages, raws = wire_messages(replay, "ollama", _segment)
+        raws = wire_messages(replay, "ollama", _segment)
         # "stream" always goes out: Ollama streams when it is absent.
         fmt = _format(conversation.response_format)
-        body = chat_body(model, messages, conversation.tools, fmt, {"stream": stream}, checked)
+        body = chat_body(model, raws, conversation.tools, fmt, {"stream": stream}, checked)
         return Built(body, splice(body, "messages", raws), PATH, {"content-type": "application/json"})
 
     def parse(self, response: Mapping[str, Any]) -> AssistantMessage:

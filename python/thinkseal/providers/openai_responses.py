@@ -103,7 +103,6 @@ from .._blocks import ThinkingBlock
 from .._content import Document, Image, Native
 from .._conversation import Conversation
 from .._errors import ReplayError, ResponseError, ValidationError
-from .._json import frozen
 from .._messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
 from .._replay import Replay
 from .._reply import Delta, ReplyInfo, TextDelta, ThinkingDelta, ToolCallDelta, Usage
@@ -270,13 +269,13 @@ def assistant_items(message: AssistantMessage, stored: bool) -> list[dict[str, A
     return items
 
 
-def encoded_items(items: list[dict[str, Any]]) -> tuple[list[Any], list[bytes]]:
-    """Items as cached: read-only (later requests share them) with their JSON bytes."""
-    return [frozen(item) for item in items], [dumps(item) for item in items]
+def encoded_items(items: list[dict[str, Any]]) -> tuple[bytes, ...]:
+    """Items as cached: their JSON bytes (later requests share them)."""
+    return tuple(dumps(item) for item in items)
 
 
-def message_items(message: Message, mode: str) -> tuple[list[Any], list[bytes]]:
-    """A message's input items and their JSON bytes, built once per message and mode."""
+def message_items(message: Message, mode: str) -> tuple[bytes, ...]:
+    """The JSON bytes of a message's input items, built once per message and mode."""
     if isinstance(message, AssistantMessage):
         return cached(message, mode, lambda: encoded_items(assistant_items(message, mode == _STORED)))
     key = _PLAIN_KEY if isinstance(getattr(message, "content", None), str) else f"{_PLAIN_KEY}:parts"
@@ -287,15 +286,12 @@ _STATELESS = f"{PROVIDER_ID}/stateless"
 _STORED = f"{PROVIDER_ID}/stored"
 
 
-def segment_for(mode: str) -> Callable[[Sequence[Message]], tuple[list[Any], list[bytes]]]:
-    def segment(sent: Sequence[Message]) -> tuple[list[Any], list[bytes]]:
-        values: list[Any] = []
+def segment_for(mode: str) -> Callable[[Sequence[Message]], list[bytes]]:
+    def segment(sent: Sequence[Message]) -> list[bytes]:
         raws: list[bytes] = []
         for message in sent:
-            items, encoded = message_items(message, mode)
-            values.extend(items)
-            raws.extend(encoded)
-        return values, raws
+            raws.extend(message_items(message, mode))
+        return raws
 
     return segment
 
@@ -682,11 +678,11 @@ class Adapter(Provider):
         mode = _STORED if server_side else _STATELESS
         if previous is not None:
             start = continuation_start(conversation, replay)
-            items, encoded = segment_for(mode)(replay.sent_messages(start, replay.total))
+            encoded = segment_for(mode)(replay.sent_messages(start, replay.total))
         else:
-            items, encoded = wire_messages(replay, mode, segment_for(mode))
+            encoded = wire_messages(replay, mode, segment_for(mode))
         fmt = response_format(conversation.response_format, self.id, self.response_formats, needs=("name", "schema"))
-        body: dict[str, Any] = {"model": model, "input": items}
+        body: dict[str, Any] = {"model": model, "input": encoded}
         if conversation.tools:
             body["tools"] = [tool_wire(t) for t in conversation.tools]
         text = dict(checked.pop("text", None) or {})

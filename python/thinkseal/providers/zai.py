@@ -39,7 +39,7 @@ What Z.ai requires, and what thinkseal does:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from .._blocks import ThinkingBlock
@@ -81,6 +81,10 @@ class Parts(PartWriter):
         return super().fields(parts, marked, where)
 
 
+def _sends_reasoning(message: Mapping[str, Any]) -> int:
+    return 1 if message["role"] == "assistant" and message.get(REASONING_FIELD) else 0
+
+
 class Adapter(ChatProvider):
     id = "zai"
     connection = Connection("https://api.z.ai/api/paas/v4", "bearer", key_env=("ZAI_API_KEY",))
@@ -101,8 +105,11 @@ class Adapter(ChatProvider):
         text = message.thinking_text
         return {REASONING_FIELD: text} if text else {}
 
-    def complete_body(self, body: dict[str, Any], options: Mapping[str, Any]) -> None:
-        if not any(m.get(REASONING_FIELD) for m in body["messages"] if m["role"] == "assistant"):
+    def tally(self) -> Callable[[Mapping[str, Any]], int]:
+        return _sends_reasoning  # the assistant messages that carry their reasoning
+
+    def complete_body(self, body: dict[str, Any], options: Mapping[str, Any], tally: int) -> None:
+        if not tally:
             return
         thinking = options.get("thinking")
         if thinking is None:
