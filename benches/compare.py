@@ -28,17 +28,20 @@ from thinkseal import (
     AssistantMessage,
     Conversation,
     Message,
+    Origin,
     ThinkingBlock,
+    Tool,
     ToolCall,
     ToolMessage,
     UserMessage,
     _core,
     provider,
 )
-from thinkseal.testing import respond
+from thinkseal.providers import PROVIDER_IDS
+from thinkseal.testing import emulator, respond
 
 from . import _peers
-from ._workload import bound_history, fresh_copies, python_chain
+from ._workload import PAD, bound_history, fresh_copies, history, message, python_chain
 
 SIZES = (100, 1_000, 15_000)
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -169,6 +172,54 @@ def memory(n: int = 2_100) -> tuple[float, float]:
     return per_message, (cached - decided) / size
 
 
+def shape(name: str, n: int) -> list[Message]:
+    """``n`` ~1.6 KB messages of one tool-loop shape: ``joined`` (a user message
+    after each tool result, the workload above), ``alone`` (each result goes
+    back on its own), ``parallel`` (three calls per turn, three results)."""
+    if name == "joined":
+        return history(n)
+    out: list[Message] = [message(0)]
+    i = 1
+    while len(out) < n:
+        width = 3 if name == "parallel" else 1
+        calls = [ToolCall(f"call_{i}_{k}", "search", {"query": PAD[:200], "page": i}) for k in range(width)]
+        turn = message(1 + 3 * i)
+        assert isinstance(turn, AssistantMessage)
+        out.append(AssistantMessage(turn.content, calls, turn.thinking))
+        out.extend(ToolMessage(f"result {i}.{k}: {PAD * 3}", c.id) for k, c in enumerate(calls))
+        i += 1
+    return out[:n]
+
+
+def wire_cache_ratio(provider_id: str, messages: list[Message]) -> float:
+    """Bytes the wire caches keep after one ``prepare`` of ``messages`` for
+    ``provider_id``, per byte of the request body (tracemalloc)."""
+    adapter = provider(provider_id)
+    options = emulator(provider_id).options
+    conv = Conversation(pickle.loads(pickle.dumps(messages)), [Tool("search")])
+    _ = conv.replay(Origin(provider_id, "m")).report
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        req = adapter.prepare(conv, model="m", **options)
+        size = len(req.content)
+        del req
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    return (after - before) / size
+
+
+def wire_cache_shapes(n: int = 300) -> dict[str, dict[str, float]]:
+    """``wire_cache_ratio`` for every adapter and shape."""
+    return {
+        pid: {name: wire_cache_ratio(pid, shape(name, n)) for name in ("joined", "alone", "parallel")}
+        for pid in PROVIDER_IDS
+    }
+
+
 def plot(results: dict[int, dict[str, float]]) -> Path:
     import matplotlib  # noqa: PLC0415 (optional bench dependency)
 
@@ -222,6 +273,10 @@ def main() -> None:
     )
     per_message, ratio = memory()
     print(f"\nmemory: {per_message:.0f} B per decided message beyond its digest; wire caches {ratio:.2f}x wire bytes")
+    print("\n| wire caches / wire bytes, 300 messages | joined | alone | parallel |")
+    print("|---|---|---|---|")
+    for pid, row in wire_cache_shapes().items():
+        print(f"| {pid} | {row['joined']:.2f}x | {row['alone']:.2f}x | {row['parallel']:.2f}x |")
     try:
         print(f"\nplot: {plot(results)}")
     except ImportError:

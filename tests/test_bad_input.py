@@ -30,6 +30,7 @@ from thinkseal import (
     _core,
     _load,
 )
+from thinkseal._json import FrozenDict, FrozenList
 
 Text = ThinkingBlock.Text
 NAN, INF = float("nan"), float("inf")
@@ -772,6 +773,24 @@ def test_load_document_survives_hostile_arguments(args):
     survive(_core.load_document, text, kit, depth, string, parts)
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(("[1]", None, None), id="no-classes"),
+        pytest.param(("[1]", FrozenDict, dict), id="list-class-not-a-list"),
+        pytest.param(('{"a": 1}', list, FrozenList), id="dict-class-not-a-dict"),
+        pytest.param(('{"a": [1]}', _raising_new, FrozenList), id="dict-class-raising"),
+        pytest.param((None, FrozenDict, FrozenList), id="text-none"),
+        pytest.param(("\ud800", FrozenDict, FrozenList), id="text-surrogate"),
+        pytest.param((b"\xff[]", FrozenDict, FrozenList), id="text-bad-utf8"),
+        pytest.param(("[" * 100_000, FrozenDict, FrozenList), id="text-deep"),
+        pytest.param(("1", FrozenDict, FrozenList), id="scalar"),
+    ],
+)
+def test_frozen_json_survives_hostile_arguments(args):
+    survive(_core.frozen_json, *args)
+
+
 def test_every_core_function_is_exercised():
     # Adding a native function means adding it to the hostile tests above.
     functions = {name for name in dir(_core) if callable(getattr(_core, name)) and not name.startswith("_")}
@@ -785,6 +804,7 @@ def test_every_core_function_is_exercised():
         "prefix_digest",
         "wire_json",
         "load_document",
+        "frozen_json",
     }
 
 

@@ -33,7 +33,7 @@ from thinkseal import (
     _core,
     _load,
 )
-from thinkseal._json import FrozenDict, FrozenList
+from thinkseal._json import FrozenDict, FrozenList, frozen, frozen_loads
 from thinkseal.testing import respond
 
 ORIGIN = Origin("anthropic", "claude-x", "acct")
@@ -294,3 +294,22 @@ def test_plain_messages_are_built_natively_and_the_rest_by_message_from_dict(mon
     assert built == ["$.messages[6]"]  # only the image message went the Python way
     assert list(back) == list(conv)
     assert back.replay(ORIGIN).report == conv.replay(ORIGIN).report
+
+
+# -- request bodies read back (PreparedRequest.body) --------------------------------------------------
+
+
+@settings(max_examples=300)
+@given(st.lists(st.one_of(json_values, st.just(2**70), st.just(float("inf"))), max_size=4), st.booleans())
+def test_a_body_reads_back_as_json_and_frozen_read_it(values: list[Any], only_ascii: bool) -> None:
+    text = json.dumps({"messages": values, "x": [values]}, ensure_ascii=only_ascii).encode()
+    expected = frozen(json.loads(text))
+    assert deep(frozen_loads(text)) == deep(expected)
+    assert deep(_core.frozen_json(text, FrozenDict, FrozenList) or expected) == deep(expected)
+
+
+def test_only_containers_are_read_natively() -> None:
+    assert _core.frozen_json(b"1", FrozenDict, FrozenList) is None
+    assert _core.frozen_json(b"null", FrozenDict, FrozenList) is None
+    assert frozen_loads(b"[null]") == [None]
+    assert type(frozen_loads(b'{"a": [{}]}')["a"][0]) is FrozenDict

@@ -14,6 +14,7 @@ __all__ = [
     "chain",
     "context_digest",
     "encode_message",
+    "frozen_json",
     "load_document",
     "message_digest",
     "message_digests",
@@ -43,3 +44,4 @@ def prefix_digest(
 def load_document(
     text: object, kit: tuple[object, ...], max_depth: int, max_string: int, max_parts: int
 ) -> object | None: ...
+def frozen_json(text: object, frozen_dict: type, frozen_list: type) -> object | None: ...

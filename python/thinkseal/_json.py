@@ -20,7 +20,7 @@ from ._limits import limits
 # such as {"type": "object", "properties": {}}; the core checks the values at run time.
 JSON: TypeAlias = Mapping[str, "JSON"] | list["JSON"] | tuple["JSON", ...] | str | int | float | bool | None
 
-__all__ = ["JSON", "FrozenDict", "FrozenList", "freeze_json", "frozen"]
+__all__ = ["JSON", "FrozenDict", "FrozenList", "freeze_json", "frozen", "frozen_loads"]
 
 
 def _read_only(self: object, *args: object, **kwargs: object) -> NoReturn:
@@ -112,6 +112,19 @@ def frozen(value: Any) -> Any:
         return FrozenDict({k: frozen(v) for k, v in value.items()})
     if isinstance(value, (list, tuple)):
         return FrozenList(frozen(v) for v in value)
+    return value
+
+
+def frozen_loads(data: bytes) -> Any:
+    """``frozen(json.loads(data))`` for a JSON array or object thinkseal wrote
+    itself (a request body read back from its bytes): read by the native
+    reader, which builds the read-only containers directly, or by ``json``
+    when the native reader refuses the text."""
+    value = _core.frozen_json(data, FrozenDict, FrozenList)
+    if value is None:
+        import json  # noqa: PLC0415 - not on import thinkseal's path
+
+        value = frozen(json.loads(data))
     return value
 
 

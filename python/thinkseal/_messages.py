@@ -90,7 +90,7 @@ class Message(Frozen):
     __slots__ = ("_digest", "_wire")
     role: ClassVar[str]
     _digest: bytes | None
-    _wire: dict[str, Any] | None
+    _wire: tuple[str, Any] | dict[str, Any] | None
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Self:
         if cls in (Message, _ContentMessage, _TextMessage):

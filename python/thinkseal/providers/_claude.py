@@ -57,7 +57,7 @@ from .._reply import ReplyInfo, Usage
 from ._base import StreamParser
 from ._options import response_format
 from ._response import Node, error_text, parse_arguments, wrap_errors
-from ._wire import Fragments, cached, counted, dumps, tallied_wire_messages
+from ._wire import Fragments, counted, dumps, tallied_wire_messages
 
 THINKING_TYPES: Final[tuple[str, ...]] = ("enabled", "disabled", "adaptive", "between_tools")
 # The options Claude's thinking rules read, by their names in Anthropic's API.
@@ -625,10 +625,10 @@ class Wire:
         with no text, tool call or native block of this provider (thinking
         alone, or nothing) would be an empty or thinking-only assistant message,
         which Claude rejects; it is left out and the user turns around it merge.
-        Decided once per turn, and kept as that flag."""
-        return cached(
-            message, f"{self.key}:out", lambda: any(not isinstance(p, ThinkingBlock) for p in self.sent_parts(message))
-        )
+        Not cached (a flag beside each turn's bytes would cost more memory than
+        the bytes' own dict): a turn with tool calls goes out at once, and the
+        others are read only when their turn is mapped or a cut is looked for."""
+        return bool(message.tool_calls) or any(not isinstance(p, ThinkingBlock) for p in self.sent_parts(message))
 
     def sent_parts(self, message: AssistantMessage) -> list[Part]:
         """``wire_parts`` of an as-sent turn for this provider."""

@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 from array import array
@@ -25,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from .. import _core
+from .._json import frozen_loads
 from .._messages import AssistantMessage, Message
 from .._replay import Replay
 
@@ -42,20 +42,40 @@ def cached(message: Message, key: str, build: Callable[[], T]) -> T:
     ``key`` must capture everything the result depends on besides the message
     (provider id, and any request option that changes the shape).
     """
-    try:
-        store: dict[str, Any] | None = message._wire
-    except AttributeError:
-        store = None
-    if store is None:
-        store = {}
-        object.__setattr__(message, "_wire", store)
-    try:
-        return store[key]  # type: ignore[no-any-return]
-    except KeyError:
-        # Interned: every message's store shares one key object, not a copy of
-        # the f-string it was looked up with.
-        value = store[sys.intern(key)] = build()
-        return value
+    found = _entry(message, key, _MISSING)
+    if found is not _MISSING:
+        return found  # type: ignore[no-any-return]
+    value = build()  # may itself cache other entries for this message
+    _put(message, key, value)
+    return value
+
+
+_MISSING = object()
+
+
+def _entry(message: Message, key: str, default: Any) -> Any:
+    """What ``cached`` keeps for ``message`` under ``key``, or ``default``."""
+    store = getattr(message, "_wire", None)
+    if type(store) is tuple:
+        return store[1] if store[0] == key else default
+    return default if store is None else store.get(key, default)
+
+
+def _put(message: Message, key: str, value: Any) -> None:
+    """Keep ``value`` under ``key``. A message sent to one adapter (the usual
+    case) keeps its one entry as a ``(key, value)`` pair, a dict only from a
+    second key on: a one-entry dict costs about 130 bytes more per message.
+    Keys are interned, so every message shares one key object rather than a
+    copy of the f-string it was looked up with. Two threads filling the same
+    message may each replace the other's entry; the loser is built again on
+    its next use, equal to the first."""
+    key = sys.intern(key)
+    store = getattr(message, "_wire", None)
+    if isinstance(store, dict):
+        store[key] = value
+        return
+    replaced = (key, value) if store is None else {store[0]: store[1], key: value}
+    object.__setattr__(message, "_wire", replaced)
 
 
 def fragment(message: Message, key: str, build: Callable[[], Any]) -> bytes:
@@ -66,21 +86,19 @@ def fragment(message: Message, key: str, build: Callable[[], Any]) -> bytes:
 
 def counted(message: Message, key: str, build: Callable[[], Any], count: Callable[[Any], int]) -> tuple[bytes, int]:
     """``fragment``, and ``count(wire object)``: what the adapter needs to know
-    about the object once only its bytes are kept (kept beside them when it is
-    not 0, so a message whose fragment counts nothing keeps no number). Every
-    caller that builds under ``key`` must count alike (the key names the count too)."""
-    tally = f"{key}#"
+    about the object once only its bytes are kept (kept with them, as one
+    entry, when it is not 0; a message whose fragment counts nothing keeps
+    the bytes alone). Every caller that builds under ``key`` must count alike
+    (the key names the count too)."""
 
-    def encode() -> bytes:
+    def encode() -> bytes | tuple[bytes, int]:
         value = build()
         number = count(value)
-        if number:
-            cached(message, tally, lambda: number)  # before the bytes: whoever finds them finds it
-        return dumps(value)
+        data = dumps(value)
+        return (data, number) if number else data
 
-    data = cached(message, key, encode)
-    store: dict[str, Any] = message._wire  # type: ignore[assignment]  # made by ``cached``
-    return data, store.get(tally, 0)
+    entry = cached(message, key, encode)
+    return (entry, 0) if isinstance(entry, bytes) else entry
 
 
 class Fragments(list[bytes]):
@@ -142,8 +160,8 @@ class Body:
         yield b"".join(group)
 
     def decoded_items(self) -> list[Any]:
-        """The items as the JSON values they encode (a new, plain list)."""
-        return json.loads(b"[" + b",".join(self.items) + b"]")  # type: ignore[no-any-return]
+        """The items as the JSON values they encode, read-only (``FrozenList``)."""
+        return frozen_loads(b"[" + b",".join(self.items) + b"]")  # type: ignore[no-any-return]
 
 
 def splice(body: dict[str, Any], field: str, items: Sequence[bytes]) -> Body:

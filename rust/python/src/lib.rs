@@ -203,6 +203,18 @@ fn load_document<'py>(
     })
 }
 
+/// A JSON text as read-only values (`_json.FrozenDict` / `FrozenList`
+/// containers), or `None` when the text is left to `json` (load.rs).
+#[pyfunction]
+fn frozen_json<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyAny>,
+    frozen_dict: &Bound<'py, PyAny>,
+    frozen_list: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    guard(py, || load::frozen_json(text, frozen_dict, frozen_list))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FINGERPRINT_VERSION", digest::VERSION)?;
@@ -220,5 +232,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(context_digest, m)?)?;
     m.add_function(wrap_pyfunction!(prefix_digest, m)?)?;
     m.add_function(wrap_pyfunction!(load_document, m)?)?;
+    m.add_function(wrap_pyfunction!(frozen_json, m)?)?;
     Ok(())
 }

@@ -11,12 +11,16 @@
 //! at least as strict as the Python one it stands for, so a message built
 //! here is one the Python path would have built, field for field.
 //!
+//! [`frozen_json`] reads a request body back (`PreparedRequest.body`, which
+//! the wire caches keep only as bytes) the same way, into read-only containers.
+//!
 //! The objects are made as the Python classes make their trusted copies:
 //! `object.__new__(cls)`, then `object.__setattr__` per slot (the classes
 //! refuse ordinary attribute writes; [`write_slot`] makes the same call
 //! directly). The slot names are those of
 //! python/thinkseal/_messages.py, _blocks.py, _binding.py and _json.py.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use pyo3::exceptions::PyTypeError;
@@ -113,22 +117,10 @@ pub fn load_document<'py>(
     max_parts: usize,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = text.py();
-    let owned;
-    let source: &str = if let Ok(s) = text.cast::<PyString>() {
-        let Ok(utf8) = strings::utf8(s) else {
-            return Ok(None);
-        };
-        owned = utf8;
-        &owned
-    } else if let Ok(b) = text.cast::<PyBytes>() {
-        let Ok(utf8) = std::str::from_utf8(b.as_bytes()) else {
-            return Ok(None);
-        };
-        utf8
-    } else {
+    let Some(source) = source_text(text) else {
         return Ok(None);
     };
-    let Ok(document) = parse::parse(source, READ_DEPTH) else {
+    let Ok(document) = parse::parse(&source, READ_DEPTH) else {
         return Ok(None);
     };
     let mut loader = Loader {
@@ -157,6 +149,71 @@ pub fn load_document<'py>(
     }
     loader.set_digests()?;
     Ok(Some(out.into_any()))
+}
+
+/// The text of a `str` or of UTF-8 `bytes`; `None` for anything else (left
+/// to the Python path, which reads other encodings or names the error).
+fn source_text<'a>(text: &'a Bound<'_, PyAny>) -> Option<Cow<'a, str>> {
+    if let Ok(s) = text.cast::<PyString>() {
+        strings::utf8(s).ok()
+    } else if let Ok(b) = text.cast::<PyBytes>() {
+        std::str::from_utf8(b.as_bytes()).ok().map(Cow::Borrowed)
+    } else {
+        None
+    }
+}
+
+/// The JSON array or object of `text` with read-only containers, as
+/// `_json.frozen(json.loads(text))` makes it (`frozen_dict` and `frozen_list`
+/// are `_json.FrozenDict` and `FrozenList`); `None` when the reader refuses
+/// the text or it holds a scalar.
+pub fn frozen_json<'py>(
+    text: &Bound<'py, PyAny>,
+    frozen_dict: &Bound<'py, PyAny>,
+    frozen_list: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let Some(source) = source_text(text) else {
+        return Ok(None);
+    };
+    match parse::parse(&source, READ_DEPTH) {
+        Ok(value @ (Value::Array(_) | Value::Object(_))) => {
+            frozen_value(text.py(), &value, frozen_dict, frozen_list).map(Some)
+        }
+        _ => Ok(None),
+    }
+}
+
+/// `value` with read-only containers. Each container is made empty and
+/// filled through the C-level dict and list calls, which the read-only
+/// classes leave as they are (they refuse only the Python-level methods).
+fn frozen_value<'py>(
+    py: Python<'py>,
+    value: &Value<'_>,
+    frozen_dict: &Bound<'py, PyAny>,
+    frozen_list: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    match value {
+        Value::Array(items) => {
+            let object = frozen_list.call0()?;
+            let list = object.cast::<PyList>()?;
+            for item in items {
+                list.append(frozen_value(py, item, frozen_dict, frozen_list)?)?;
+            }
+            Ok(object)
+        }
+        Value::Object(members) => {
+            let object = frozen_dict.call0()?;
+            let dict = object.cast::<PyDict>()?;
+            for (k, v) in members {
+                dict.set_item(
+                    PyString::new(py, k),
+                    frozen_value(py, v, frozen_dict, frozen_list)?,
+                )?;
+            }
+            Ok(object)
+        }
+        scalar => to_python(py, scalar),
+    }
 }
 
 /// A JSON value as the Python objects `json.loads` makes of it.
@@ -588,24 +645,7 @@ impl<'py> Loader<'py> {
 
     /// A JSON value as `_json._freeze` makes it: read-only containers.
     fn frozen(&self, value: &Value<'_>) -> PyResult<Bound<'py, PyAny>> {
-        let py = self.py;
-        match value {
-            Value::Array(items) => {
-                let list = PyList::empty(py);
-                for item in items {
-                    list.append(self.frozen(item)?)?;
-                }
-                self.kit.frozen_list.call1((list,))
-            }
-            Value::Object(members) => {
-                let dict = PyDict::new(py);
-                for (k, v) in members {
-                    dict.set_item(PyString::new(py, k), self.frozen(v)?)?;
-                }
-                self.kit.frozen_dict.call1((dict,))
-            }
-            scalar => to_python(py, scalar),
-        }
+        frozen_value(self.py, value, &self.kit.frozen_dict, &self.kit.frozen_list)
     }
 
     fn binding(&mut self, b: &BindingText<'_>) -> PyResult<Bound<'py, PyAny>> {
