@@ -232,7 +232,7 @@ def plot(results: dict[int, dict[str, float]]) -> Path:
         xs = [n for n in SIZES if name in results[n]]
         ax.plot(xs, [results[n][name] for n in xs], marker="o", label=name)
     ax.set_xscale("log")
-    ax.set_yscale("log")
+    ax.set_ylim(bottom=0)  # a linear axis from zero: heights read as ratios
     ax.set_xlabel("messages in the stored conversation (n)")
     ax.set_ylabel("µs per message (stored JSON → body bytes)")
     ax.set_title("Stateless worker, Anthropic tool loop, 1.7 KB/message")
