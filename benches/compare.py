@@ -22,7 +22,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from thinkseal import (
     AssistantMessage,
@@ -45,6 +45,7 @@ from ._workload import PAD, bound_history, fresh_copies, history, message, pytho
 
 SIZES = (100, 1_000, 15_000)
 DOCS = Path(__file__).resolve().parent.parent / "docs"
+T = TypeVar("T")
 
 
 def best(run: Callable[[], Any], rounds: int, setup: Callable[[], None] | None = None) -> float:
@@ -148,28 +149,33 @@ def cold_fingerprint(n: int = 2_100) -> dict[str, float]:
     return out
 
 
+def kept(step: Callable[[], T]) -> tuple[int, T]:
+    """Bytes still allocated after ``step()`` (tracemalloc, after a gc), and its result."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        result = step()
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - before, result
+    finally:
+        tracemalloc.stop()
+
+
+def decided(messages: list[Message], origin: Origin) -> Conversation:
+    conv = Conversation(messages)
+    _ = conv.replay(origin).report
+    return conv
+
+
 def memory(n: int = 2_100) -> tuple[float, float]:
     """(B per decided message beyond each message's own cached digest,
     wire-cache bytes per wire byte after the first prepare)."""
     msgs: list[Message] = pickle.loads(pickle.dumps(bound_history(n, _peers.ORIGIN)))
     adapter = provider("anthropic")  # its modules imported now: code is not a wire cache
-    gc.collect()
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        conv = Conversation(msgs)
-        _ = conv.replay(_peers.ORIGIN).report
-        gc.collect()
-        decided = tracemalloc.get_traced_memory()[0]
-        req = adapter.prepare(conv, model=_peers.ORIGIN.model, max_tokens=1024)
-        size = len(req.content)
-        del req
-        gc.collect()
-        cached = tracemalloc.get_traced_memory()[0]
-    finally:
-        tracemalloc.stop()
-    per_message = (decided - before - n * sys.getsizeof(bytes(32))) / n
-    return per_message, (cached - decided) / size
+    decision, conv = kept(lambda: decided(msgs, _peers.ORIGIN))
+    cached, size = kept(lambda: len(adapter.prepare(conv, model=_peers.ORIGIN.model, max_tokens=1024).content))
+    return (decision - n * sys.getsizeof(bytes(32))) / n, cached / size
 
 
 def shape(name: str, n: int) -> list[Message]:
@@ -198,18 +204,8 @@ def wire_cache_ratio(provider_id: str, messages: list[Message]) -> float:
     options = emulator(provider_id).options
     conv = Conversation(pickle.loads(pickle.dumps(messages)), [Tool("search")])
     _ = conv.replay(Origin(provider_id, "m")).report
-    gc.collect()
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        req = adapter.prepare(conv, model="m", **options)
-        size = len(req.content)
-        del req
-        gc.collect()
-        after = tracemalloc.get_traced_memory()[0]
-    finally:
-        tracemalloc.stop()
-    return (after - before) / size
+    cached, size = kept(lambda: len(adapter.prepare(conv, model="m", **options).content))
+    return cached / size
 
 
 def wire_cache_shapes(n: int = 300) -> dict[str, dict[str, float]]:
