@@ -1,11 +1,15 @@
 //! Property tests of the core: the encoding is injective, canonical JSON is
-//! independent of key order and idempotent, the chain is incremental.
+//! independent of key order and idempotent, the chain is incremental, and the
+//! stored-conversation reader (`parse`) reads every spelling of a value back.
+
+use std::fmt::Write as _;
 
 use proptest::prelude::*;
 use thinkseal_core::digest;
 use thinkseal_core::encode::encode_message;
 use thinkseal_core::jcs::{canonicalize, Json};
 use thinkseal_core::model::{Block, Content, ContentPart, Message, Native, Part, ToolCall};
+use thinkseal_core::parse;
 
 fn text() -> impl Strategy<Value = String> {
     prop_oneof![Just(String::new()), "[a-c]{0,3}", "\\PC{0,6}"]
@@ -105,6 +109,15 @@ fn message() -> impl Strategy<Value = Message> {
 }
 
 fn json() -> impl Strategy<Value = Json> {
+    json_with(text())
+}
+
+/// Strings with what JSON must or may escape.
+fn awkward() -> impl Strategy<Value = String> {
+    "[a\"\\\\/\u{0}\u{8}\u{c}\n\r\t\u{1f}\u{7f}\u{e9}\u{2028}\u{ffff}\u{1f600}]{0,8}"
+}
+
+fn json_with(text: impl Strategy<Value = String> + 'static) -> impl Strategy<Value = Json> {
     let leaf = prop_oneof![
         Just(Json::Null),
         any::<bool>().prop_map(Json::Bool),
@@ -112,7 +125,7 @@ fn json() -> impl Strategy<Value = Json> {
         any::<f64>()
             .prop_filter("finite", |x| x.is_finite())
             .prop_map(Json::Float),
-        text().prop_map(Json::Str),
+        text.prop_map(Json::Str),
     ];
     leaf.prop_recursive(4, 32, 4, |inner| {
         prop_oneof![
@@ -179,5 +192,109 @@ proptest! {
         // RFC 8785 writes -0 as 0; every other value must come back bit for bit.
         let expected = if x.to_bits() == (-0.0f64).to_bits() { 0.0f64 } else { x };
         prop_assert_eq!(back.to_bits(), expected.to_bits(), "{:e} wrote {}", x, text);
+    }
+}
+
+/// `value` as JSON text in one of its many spellings: `noise` picks, token by
+/// token, the whitespace around it and which characters of each string are
+/// written as `\u` escapes (a pair of them beyond the BMP).
+fn spelled(value: &Json, noise: &[u8], at: &mut usize, out: &mut String) {
+    let mut pick = || {
+        let n = noise[*at % noise.len()];
+        *at += 1;
+        n
+    };
+    let space = |n: u8| [" ", "", "\n", "", "\t", "", "\r", ""][usize::from(n % 8)];
+    out.push_str(space(pick()));
+    match value {
+        Json::Null => out.push_str("null"),
+        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Json::Int(digits) => out.push_str(digits),
+        Json::Float(x) => write!(out, "{x:?}").unwrap(),
+        Json::Str(s) => spelled_string(s, &mut pick, out),
+        Json::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                spelled(item, noise, at, out);
+            }
+            out.push(']');
+        }
+        Json::Object(members) => {
+            out.push('{');
+            for (i, (key, item)) in members.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                spelled_string(key, &mut || noise[(*at + i) % noise.len()], out);
+                out.push(':');
+                spelled(item, noise, at, out);
+            }
+            out.push('}');
+        }
+    }
+    out.push_str(space(noise[(*at + 3) % noise.len()]));
+}
+
+fn spelled_string(s: &str, pick: &mut impl FnMut() -> u8, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        let short = match c {
+            '"' => Some("\\\""),
+            '\\' => Some("\\\\"),
+            '/' => Some("\\/"),
+            '\u{8}' => Some("\\b"),
+            '\u{c}' => Some("\\f"),
+            '\n' => Some("\\n"),
+            '\r' => Some("\\r"),
+            '\t' => Some("\\t"),
+            _ => None,
+        };
+        let must = c == '"' || c == '\\' || u32::from(c) < 0x20;
+        let choice = pick();
+        if let Some(escape) = short.filter(|_| choice % 2 == 0) {
+            out.push_str(escape);
+        } else if must || choice % 3 == 0 {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                write!(out, "\\u{unit:04x}").unwrap();
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out.push('"');
+}
+
+/// The parsed value as the core's JSON tree, to compare with what was spelled.
+fn tree(value: &parse::Value<'_>) -> Json {
+    match value {
+        parse::Value::Null => Json::Null,
+        parse::Value::Bool(b) => Json::Bool(*b),
+        parse::Value::Int(i) => Json::Int(i.to_string()),
+        parse::Value::Float(x) => Json::Float(*x),
+        parse::Value::Str(s) => Json::Str(s.to_string()),
+        parse::Value::Array(items) => Json::Array(items.iter().map(tree).collect()),
+        parse::Value::Object(members) => Json::Object(
+            members
+                .iter()
+                .map(|(k, v)| (k.to_string(), tree(v)))
+                .collect(),
+        ),
+    }
+}
+
+proptest! {
+    #[test]
+    fn the_reader_reads_every_spelling_back(value in json_with(awkward()), noise in proptest::collection::vec(any::<u8>(), 1..64)) {
+        let mut text = String::new();
+        spelled(&value, &noise, &mut 0, &mut text);
+        let parsed = parse::parse(&text, 64).map_err(|e| TestCaseError::fail(format!("refused {text:?} at {}", e.at)))?;
+        prop_assert_eq!(tree(&parsed), value.clone());
+        let mut canonical = Vec::new();
+        parse::write_canonical(&mut canonical, &parsed, 64).unwrap();
+        prop_assert_eq!(canonical, canonicalize(&value).unwrap());
     }
 }
