@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 import thinkseal
 from thinkseal import AssistantMessage, ConflictError, Conversation, Tool, UserMessage, ValidationError
 from thinkseal.store import SessionNotFoundError
+from thinkseal.store import _base as store_base
 from thinkseal.testing import respond
 
 from .histories import CLAUDE, SECRET, SIGNATURES, TOOLS, opaque_turn, plain, sealed_conversation, turn
@@ -289,6 +291,43 @@ def test_appending_one_turn_writes_the_same_small_number_of_rows_at_100_and_1500
 
 
 # -- async ------------------------------------------------------------------------------------
+
+
+def test_async_store_decodes_large_loads_off_the_event_loop(backend: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    threads: list[tuple[str, int, int]] = []
+    for name in ("build", "extend"):
+        original = getattr(store_base, name)
+
+        def recording(*args: Any, name: str = name, original: Any = original) -> Any:
+            threads.append((name, len(args[-1]), threading.get_ident()))
+            return original(*args)
+
+        monkeypatch.setattr(store_base, name, recording)
+
+    async def main() -> int:
+        async with backend.async_store() as store:
+            small = await store.create(sealed_conversation(2))
+            large = await store.create(
+                Conversation([UserMessage(f"turn {i}") for i in range(store_base.OFF_LOOP_ROWS + 1)])
+            )
+            await store.load(small)
+            held = await store.load(large)
+            assert len(held) == store_base.OFF_LOOP_ROWS + 1
+            await store.append(
+                large,
+                [UserMessage(f"more {i}") for i in range(store_base.OFF_LOOP_ROWS + 1)],
+                expected_length=len(held),
+            )
+            assert len(await store.refresh(large, held)) == 2 * (store_base.OFF_LOOP_ROWS + 1)
+            assert (await store.verify(large)).ok
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(main())
+    rows = store_base.OFF_LOOP_ROWS
+    on_loop = [(name, n) for name, n, thread in threads if thread == loop_thread]
+    off_loop = [(name, n) for name, n, thread in threads if thread != loop_thread]
+    assert on_loop == [("build", len(sealed_conversation(2)))]
+    assert off_loop == [("build", rows + 1), ("extend", rows + 2), ("build", 2 * (rows + 1))]
 
 
 def test_async_store_has_the_same_interface(backend: Any) -> None:

@@ -5,9 +5,10 @@ stores the same rows (``_codec``) and gets the same checks."""
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import Self
+from typing import Any, Self, TypeVar
 
 from .._conversation import Conversation
 from .._errors import ValidationError
@@ -83,6 +84,23 @@ def _fork_length(head: Head, length: int | None) -> int:
 
 # How many sessions' heads a store remembers (see ``_Heads``).
 _KNOWN_HEADS = 4096
+
+
+T = TypeVar("T")
+
+# An async store decodes more rows than this in a worker thread, so the event
+# loop keeps serving other tasks meanwhile: the decoding holds the GIL, but in
+# slices (CPython switches threads every few milliseconds), not for the whole
+# load. Fewer rows are decoded in place, where a thread would cost more than it
+# frees.
+OFF_LOOP_ROWS = 1_000
+
+
+async def _off_loop(rows: int, function: Callable[..., T], *args: Any) -> T:
+    """``function(*args)``, in a worker thread when it decodes more than ``OFF_LOOP_ROWS`` rows."""
+    if rows <= OFF_LOOP_ROWS:
+        return function(*args)
+    return await asyncio.to_thread(function, *args)
 
 
 class _Heads:
@@ -347,12 +365,12 @@ class AsyncStore(abc.ABC):
     async def load(self, session_id: str) -> Conversation:
         session_id = check_session_id(session_id)
         head, rows = await self._read_known(session_id, 0)
-        return build(session_id, head, rows)[0]
+        return (await _off_loop(len(rows), build, session_id, head, rows))[0]
 
     async def verify(self, session_id: str) -> Integrity:
         session_id = check_session_id(session_id)
         head, rows = await self._read_known(session_id, 0)
-        _, bad, bad_context = build(session_id, head, rows)
+        _, bad, bad_context = await _off_loop(len(rows), build, session_id, head, rows)
         return Integrity(session_id, head.length, bad, bad_context)
 
     async def length(self, session_id: str) -> int:
@@ -385,7 +403,7 @@ class AsyncStore(abc.ABC):
         session_id = check_session_id(session_id)
         conversation = _check_conversation(conversation)
         head, rows = await self._read_known(session_id, max(len(conversation) - 1, 0))
-        updated = extend(session_id, conversation, head, rows)
+        updated = await _off_loop(len(rows), extend, session_id, conversation, head, rows)
         return updated if updated is not None else await self.load(session_id)
 
     async def list_sessions(self) -> list[str]:
