@@ -22,6 +22,7 @@ from thinkseal import (
     Conversation,
     Image,
     Limits,
+    Native,
     Origin,
     SystemMessage,
     ThinkingBlock,
@@ -29,7 +30,6 @@ from thinkseal import (
     ToolMessage,
     UserMessage,
     ValidationError,
-    _conversation,
     _core,
     _load,
 )
@@ -133,6 +133,30 @@ def conversations(draw: st.DrawFn) -> Conversation:
     return conv
 
 
+def surely_not_blank(s: str) -> bool:
+    """The reader's test of a non-blank field: an ASCII character that is not whitespace
+    (a field of other characters only is left to the Python path)."""
+    return any(c.isascii() and not c.isspace() for c in s)
+
+
+def natively_built(m: Any) -> bool:
+    """Whether the native reader builds ``m`` itself (rust/python/src/load.rs)."""
+    if isinstance(m, AssistantMessage):
+        fields: list[str] = []
+        for p in m.parts:
+            if isinstance(p, Native):
+                return False
+            if isinstance(p, ToolCall):
+                fields += [p.id, p.name]
+            elif isinstance(p, ThinkingBlock.Redacted):
+                fields.append(p.data)
+            elif isinstance(p, ThinkingBlock.Opaque):
+                fields += [p.provider, p.data]
+        return all(map(surely_not_blank, fields))
+    tool_id = m.tool_call_id if isinstance(m, ToolMessage) else "x"
+    return isinstance(m.content, str) and surely_not_blank(m.content) and surely_not_blank(tool_id)
+
+
 @settings(max_examples=300)
 @given(conversations(), st.booleans())
 def test_a_stored_conversation_reads_the_same_both_ways(conv: Conversation, as_bytes: bool) -> None:
@@ -140,13 +164,14 @@ def test_a_stored_conversation_reads_the_same_both_ways(conv: Conversation, as_b
     result = both(text.encode() if as_bytes else text)
     assert result[0] == "ok"
     back = Conversation.from_json(text)
+    # Before anything reads a digest: the reader set them, equal to the core's of the object.
+    for m in (m for m in back if natively_built(m)):
+        assert m._digest is not None
+        assert m._digest == _core.message_digest(m)
     assert list(back) == list(conv)
     assert [m.thinking_binding for m in back if isinstance(m, AssistantMessage)] == [
         m.thinking_binding for m in conv if isinstance(m, AssistantMessage)
     ]
-    for m in back:  # the digest load.rs set is the one the core takes of the object
-        assert m._digest is not None
-        assert m._digest == _core.message_digest(m)
 
 
 # -- edited documents ------------------------------------------------------------------------------
@@ -274,10 +299,8 @@ def test_limits_are_checked_the_same_both_ways() -> None:
 
 def test_plain_messages_are_built_natively_and_the_rest_by_message_from_dict(monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[Any] = []
-    original = _conversation.message_from_dict
-    monkeypatch.setattr(
-        _conversation, "message_from_dict", lambda m, path: built.append(path) or original(m, path=path)
-    )
+    original = _load.message_from_dict
+    monkeypatch.setattr(_load, "message_from_dict", lambda m, path: built.append(path) or original(m, path=path))
     conv = Conversation(
         [
             SystemMessage("be brief"),
@@ -305,7 +328,11 @@ def test_a_body_reads_back_as_json_and_frozen_read_it(values: list[Any], only_as
     text = json.dumps({"messages": values, "x": [values]}, ensure_ascii=only_ascii).encode()
     expected = frozen(json.loads(text))
     assert deep(frozen_loads(text)) == deep(expected)
-    assert deep(_core.frozen_json(text, FrozenDict, FrozenList) or expected) == deep(expected)
+    native = _core.frozen_json(text, FrozenDict, FrozenList)
+    if native is None:  # refused: only what it must leave to json (Infinity, an int past 64 bits)
+        assert b"Infinity" in text or str(2**70).encode() in text
+    else:
+        assert deep(native) == deep(expected)
 
 
 def test_only_containers_are_read_natively() -> None:

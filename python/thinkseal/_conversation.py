@@ -12,8 +12,8 @@ from ._errors import ValidationError
 from ._frozen import Frozen, check_sequence
 from ._json import freeze_json, require_object
 from ._limits import check_body
-from ._load import decode_stored
-from ._messages import Message, SystemMessage, message_from_dict
+from ._load import decode_stored, message_of
+from ._messages import Message, SystemMessage
 from ._reader import Reader, reroot
 from ._replay import (
     MessageLog,
@@ -332,10 +332,7 @@ class Conversation(Frozen):
                 f"$.version: format version {version} is not supported (this release reads 1..{FORMAT_VERSION})",
                 path="$.version",
             )
-        messages = [
-            m if isinstance(m, Message) else message_from_dict(m, path=f"$.messages[{i}]")
-            for i, m in enumerate(r.get("messages", kind=list))
-        ]
+        messages = [message_of(m, f"$.messages[{i}]") for i, m in enumerate(r.get("messages", kind=list))]
         tools = [tool_from_dict(t, f"$.tools[{i}]") for i, t in enumerate(r.get("tools", default=[], kind=list))]
         response_format = r.get("response_format", default=None, kind=(dict, type(None)))
         try:

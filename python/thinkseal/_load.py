@@ -20,7 +20,15 @@ from ._blocks import Opaque, Redacted, Text
 from ._errors import ThinksealError, ValidationError
 from ._json import FrozenDict, FrozenList
 from ._limits import limits
-from ._messages import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
+from ._messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    message_from_dict,
+)
 
 # What load.rs makes objects with, in the order it reads them.
 _KIT: tuple[object, ...] = (
@@ -78,21 +86,27 @@ def strict_loads(text: str | bytes | bytearray) -> Any:
     return json.loads(text, parse_constant=refuse_constant, object_pairs_hook=unique_keys)
 
 
-def native_messages(bodies: list[str]) -> list[Any] | None:
-    """The stored messages ``bodies`` (one JSON object each) read by the
-    native reader in one pass: per body a message object, or the dict the
-    native reader left to ``message_from_dict``. ``None`` when it refuses the
-    text or the bodies do not make exactly one value each."""
+def _native(text: str | bytes | bytearray) -> Any:
+    """``text`` read by the native reader under the current limits (None: refused)."""
     if not _NATIVE[0]:
         return None
     current = limits()
-    document = _core.load_document(
-        '{"messages":[' + ",".join(bodies) + "]}",
-        _KIT,
-        current.max_depth,
-        current.max_string,
-        current.max_parts,
-    )
+    return _core.load_document(text, _KIT, current.max_depth, current.max_string, current.max_parts)
+
+
+def message_of(value: Any, path: str) -> Message:
+    """A message the native reader built as it is; anything else (the dict it
+    left, or a value ``json`` decoded) through ``message_from_dict``."""
+    return value if isinstance(value, Message) else message_from_dict(value, path=path)
+
+
+def native_messages(bodies: list[str]) -> list[Any] | None:
+    """The stored messages ``bodies`` (one JSON object each) read by the
+    native reader in one pass: per body a message object, or the dict the
+    native reader left to ``message_from_dict`` (``message_of`` takes both).
+    ``None`` when it refuses the text or the bodies do not make exactly one
+    value each."""
+    document = _native('{"messages":[' + ",".join(bodies) + "]}")
     if not isinstance(document, dict) or len(document) != 1:
         return None
     messages = document.get("messages")
@@ -102,13 +116,11 @@ def native_messages(bodies: list[str]) -> list[Any] | None:
 def decode_stored(text: str | bytes | bytearray) -> Any:
     """The JSON value of ``text``, an object's ``messages`` list holding the
     message objects the native reader built (the rest as ``json`` decodes
-    them). Errors as ``strict_loads``, with ``ValueError`` and
-    ``RecursionError`` turned into ``ValidationError`` at ``$``."""
-    if _NATIVE[0]:
-        current = limits()
-        document = _core.load_document(text, _KIT, current.max_depth, current.max_string, current.max_parts)
-        if document is not None:
-            return document
+    them; ``message_of`` takes both). Errors as ``strict_loads``, with
+    ``ValueError`` and ``RecursionError`` turned into ``ValidationError`` at ``$``."""
+    document = _native(text)
+    if document is not None:
+        return document
     try:
         return strict_loads(text)
     except ThinksealError:

@@ -432,15 +432,12 @@ class ChatProvider(Provider):
         shape = self.shape(conversation)
         count = self.tally()
 
-        def segment(sent: Sequence[Message]) -> list[bytes]:
-            return [self._fragment(message, shape, None)[0] for message in in_wire_order(sent)]
-
         def tallied(sent: Sequence[Message]) -> tuple[list[bytes], list[int]]:
             pairs = [self._fragment(message, shape, count) for message in in_wire_order(sent)]
             return [data for data, _ in pairs], [number for _, number in pairs]
 
         if count is None:
-            encoded, total = wire_messages(replay, shape, segment, goes_out), 0
+            encoded, total = wire_messages(replay, shape, lambda sent: tallied(sent)[0], goes_out), 0
         else:
             encoded, total = tallied_wire_messages(replay, shape, tallied, goes_out)
         # The response format passes through in OpenAI's shape, where the provider takes its type.

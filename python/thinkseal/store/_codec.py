@@ -22,8 +22,8 @@ from typing import Any, Final, NamedTuple
 from .. import _core
 from .._conversation import Conversation, _check_messages
 from .._errors import ConflictError, ThinksealError, ValidationError
-from .._load import native_messages, strict_loads
-from .._messages import Message, message_from_dict
+from .._load import message_of, native_messages, strict_loads
+from .._messages import Message
 from .._reader import Reader, reroot
 from .._replay import CHAIN_START, ensure_digests
 from .._tool import Tool, tool_from_dict, tool_to_dict
@@ -230,18 +230,14 @@ def _parse_rows(session_id: str, rows: Sequence[MessageRow]) -> list[Message]:
     by its position in the ``ValidationError``."""
     if not rows:
         return []
-    native = native_messages([r.body for r in rows])
-    if native is not None:
-        return [
-            v if isinstance(v, Message) else message_from_dict(v, path=f"$.messages[{r.position}]")
-            for v, r in zip(native, rows, strict=True)
-        ]
-    try:
-        values = strict_loads("[" + ",".join([r.body for r in rows]) + "]")
-        if len(values) != len(rows):
+    values = native_messages([r.body for r in rows])
+    if values is None:
+        try:
+            values = strict_loads("[" + ",".join([r.body for r in rows]) + "]")
+            if len(values) != len(rows):
+                values = None
+        except (ValueError, RecursionError):  # ValidationError too: located below
             values = None
-    except (ValueError, RecursionError):  # ValidationError too: located below
-        values = None
     if values is None:
         values = []
         for r in rows:
@@ -256,7 +252,7 @@ def _parse_rows(session_id: str, rows: Sequence[MessageRow]) -> list[Message]:
                     f"session {session_id!r} message {r.position}: not valid JSON: {err}",
                     path=f"$.messages[{r.position}]",
                 ) from None
-    return [message_from_dict(v, path=f"$.messages[{r.position}]") for v, r in zip(values, rows, strict=True)]
+    return [message_of(v, f"$.messages[{r.position}]") for v, r in zip(values, rows, strict=True)]
 
 
 def check_positions(session_id: str, rows: Sequence[MessageRow], start: int, end: int) -> None:
