@@ -5,7 +5,11 @@ JSON bytes). Both are optional bench dependencies (``pip install -e '.[bench]'``
 ``available()`` says which are installed.
 
 Every path starts from what a stateless worker receives (the stored
-conversation as JSON text) and ends at the request body's bytes."""
+conversation as JSON text) and ends at the request body's bytes; the *full*
+paths go on through each library's own client (thinkseal's ``Client``,
+pydantic-ai's ``AnthropicModel.request`` over the ``anthropic`` SDK) to an
+in-process HTTP transport that reads the whole body and answers with one short
+Anthropic message, which the library then reads."""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from thinkseal import AssistantMessage, Conversation, Origin, ThinkingBlock, ToolMessage, provider
+from thinkseal import AssistantMessage, Client, Conversation, Origin, ThinkingBlock, ToolMessage, provider
 
 ORIGIN = Origin("anthropic", "claude-sonnet-4-5")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
@@ -35,6 +39,71 @@ def thinkseal_stateless(stored: str) -> Callable[[], bytes]:
     def run() -> bytes:
         conv = Conversation.from_json(stored)
         return adapter.prepare(conv, model=ORIGIN.model, max_tokens=1024).content
+
+    return run
+
+
+# What the transport answers: one short message, the same for every library.
+REPLY = {
+    "id": "msg_bench",
+    "type": "message",
+    "role": "assistant",
+    "model": ORIGIN.model,
+    "content": [{"type": "text", "text": "ok"}],
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 1, "output_tokens": 1},
+}
+JSON = {"content-type": "application/json"}
+
+
+class Received:
+    """The bodies the in-process transport was sent (their sizes), so a bench
+    can check that the request it timed carried the whole history."""
+
+    def __init__(self) -> None:
+        self.sizes: list[int] = []
+
+    def answer(self, content: bytes) -> bytes:
+        self.sizes.append(len(content))
+        return json.dumps(REPLY).encode()
+
+
+def thinkseal_full(stored: str, received: Received) -> Callable[[], Any]:
+    """thinkseal's full request path: ``from_json``, then ``Client.send``."""
+    import httpx  # noqa: PLC0415 (the client's own dependency, imported when a client is made)
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=received.answer(request.read()), headers=JSON)
+
+    client = Client("anthropic", api_key="bench", http_client=httpx.Client(transport=httpx.MockTransport(handle)))
+
+    def run() -> Any:
+        return client.send(Conversation.from_json(stored), model=ORIGIN.model, max_tokens=1024)
+
+    return run
+
+
+def pydantic_ai_full(stored: bytes, received: Received) -> Callable[[], Any]:
+    """pydantic-ai's full request path: ``validate_json``, then
+    ``AnthropicModel.request`` (its mapping, the ``anthropic`` SDK's request)."""
+    import httpx2  # noqa: PLC0415 (optional bench dependency: pydantic-ai's HTTP client)
+    from pydantic_ai.messages import ModelMessagesTypeAdapter  # noqa: PLC0415 (optional bench dependency)
+    from pydantic_ai.models import ModelRequestParameters  # noqa: PLC0415 (optional bench dependency)
+    from pydantic_ai.models.anthropic import AnthropicModel  # noqa: PLC0415 (optional bench dependency)
+    from pydantic_ai.providers.anthropic import AnthropicProvider  # noqa: PLC0415 (optional bench dependency)
+
+    def handle(request: Any) -> Any:
+        return httpx2.Response(200, content=received.answer(request.read()), headers=JSON)
+
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(handle))
+    model = AnthropicModel(ORIGIN.model, provider=AnthropicProvider(api_key="bench", http_client=http))
+    params = ModelRequestParameters()
+    loop = asyncio.new_event_loop()
+
+    def run() -> Any:
+        messages = ModelMessagesTypeAdapter.validate_json(stored)
+        return loop.run_until_complete(model.request(messages, {"max_tokens": 1024}, params))
 
     return run
 

@@ -1,7 +1,9 @@
 """thinkseal side by side with its peers, at n = 100, 1,000 and 15,000 messages
 (Anthropic tool loop, ~1.7 KB per message, one process, min of several rounds):
 
-- stateless: stored JSON -> loaded, checked, body bytes (thinkseal, pydantic-ai, LiteLLM);
+- stateless: stored JSON -> loaded, checked, body bytes (thinkseal, pydantic-ai, LiteLLM),
+  and the full request path: on through thinkseal's ``Client`` and pydantic-ai's
+  ``AnthropicModel.request`` to an in-process transport that answers;
 - steady state: append a step, then the body ready to send (its shared chunks
   and length, ``req.content_length``), per unchanged message; and the same with
   the body joined into one ``bytes`` (``req.content``);
@@ -44,6 +46,7 @@ from . import _peers
 from ._workload import PAD, bound_history, fresh_copies, history, message, python_chain
 
 SIZES = (100, 1_000, 15_000)
+STEP_ROUNDS = 21
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 T = TypeVar("T")
 
@@ -65,15 +68,26 @@ def rounds_for(n: int) -> int:
 
 
 def stateless(n: int) -> dict[str, float]:
-    """us per message, stored JSON -> body bytes."""
+    """us per message, stored JSON -> body bytes (and, for the ``full`` paths,
+    on through each library's client to an in-process transport)."""
     conv = Conversation(bound_history(n, _peers.ORIGIN))
-    paths = {"thinkseal": _peers.thinkseal_stateless(conv.to_json())}
+    received = _peers.Received()
+    paths = {
+        "thinkseal": _peers.thinkseal_stateless(conv.to_json()),
+        "thinkseal full": _peers.thinkseal_full(conv.to_json(), received),
+    }
     have = _peers.available()
     if have["pydantic-ai"]:
-        paths["pydantic-ai"] = _peers.pydantic_ai_stateless(_peers.pydantic_ai_stored(conv))
+        stored = _peers.pydantic_ai_stored(conv)
+        paths["pydantic-ai"] = _peers.pydantic_ai_stateless(stored)
+        paths["pydantic-ai full"] = _peers.pydantic_ai_full(stored, received)
     if have["litellm"]:
         paths["litellm"] = _peers.litellm_stateless(_peers.litellm_stored(conv))
-    return {name: best(run, rounds_for(n)) / n * 1e6 for name, run in paths.items()}
+    out = {name: best(run, rounds_for(n)) / n * 1e6 for name, run in paths.items()}
+    # Every full path sent the whole history: each body at least ~1 KB a message.
+    assert received.sizes
+    assert min(received.sizes) > n * 1_000, received.sizes
+    return out
 
 
 def steady_and_forks(n: int) -> tuple[float, float, float, float]:
@@ -97,8 +111,9 @@ def steady_and_forks(n: int) -> tuple[float, float, float, float]:
 
     for _ in range(3):  # the first steps after loading still extend the wire caches
         step(False)
-    one = best(lambda: step(False), rounds_for(n))
-    one_joined = best(lambda: step(True), rounds_for(n))
+    # Steps are cheap at every n: 21 rounds each, so the minimum is not one noisy step.
+    one = best(lambda: step(False), STEP_ROUNDS)
+    one_joined = best(lambda: step(True), STEP_ROUNDS)
     base = state["conv"]
 
     def forks() -> None:
@@ -106,7 +121,7 @@ def steady_and_forks(n: int) -> tuple[float, float, float, float]:
             sibling = base.append(UserMessage(f"sibling {k} {next(counter)}"))
             _ = adapter.prepare(sibling, model=_peers.ORIGIN.model, max_tokens=1024).content_length
 
-    fork = best(forks, rounds_for(n)) / 2
+    fork = best(forks, STEP_ROUNDS) / 2
     return one / n * 1e6, one * 1e6, one_joined * 1e6, fork * 1e6
 
 
@@ -255,6 +270,11 @@ def main() -> None:
             f"| {n:,} | {t:.2f} | {pa or float('nan'):.2f} | {ll or float('nan'):.2f} "
             f"| {(pa or 0) / t:.2f}x | {(ll or 0) / t:.2f}x |"
         )
+    print("\n| n | thinkseal full path µs/msg | pydantic-ai full path µs/msg | vs pydantic-ai |")
+    print("|---|---|---|---|")
+    for n, row in results.items():
+        t, pa = row["thinkseal full"], row.get("pydantic-ai full")
+        print(f"| {n:,} | {t:.2f} | {pa or float('nan'):.2f} | {(pa or 0) / t:.2f}x |")
     print("\n| n | steady state µs per unchanged msg | one step µs | one step, body joined µs | one fork sibling µs |")
     print("|---|---|---|---|---|")
     for n in SIZES:

@@ -37,3 +37,18 @@ def test_stateless_pydantic_ai(benchmark: Any, conv: Conversation) -> None:
 def test_stateless_litellm(benchmark: Any, conv: Conversation) -> None:
     pytest.importorskip("litellm", reason="LiteLLM is not installed (pip install -e '.[bench]')")
     assert benchmark(_peers.litellm_stateless(_peers.litellm_stored(conv)))
+
+
+@pytest.mark.benchmark(group="stateless-full")
+def test_full_path_thinkseal(benchmark: Any, conv: Conversation) -> None:
+    received = _peers.Received()
+    assert benchmark(_peers.thinkseal_full(conv.to_json(), received)).message.content == "ok"
+    assert min(received.sizes) > N * 1_000  # the whole history went out
+
+
+@pytest.mark.benchmark(group="stateless-full")
+def test_full_path_pydantic_ai(benchmark: Any, conv: Conversation) -> None:
+    pytest.importorskip("pydantic_ai", reason="pydantic-ai is not installed (pip install -e '.[bench]')")
+    received = _peers.Received()
+    assert benchmark(_peers.pydantic_ai_full(_peers.pydantic_ai_stored(conv), received)).parts
+    assert min(received.sizes) > N * 1_000
