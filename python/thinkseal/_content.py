@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Final, TypeAlias
 
 from ._errors import ValidationError
 from ._frozen import Value, check_bool, check_optional_str, check_sequence, check_str
+from ._json import finite_loads
 from ._limits import check_parts
 
 IMAGE_MEDIA_TYPES: Final[tuple[str, ...]] = ("image/jpeg", "image/png", "image/gif", "image/webp")
@@ -154,10 +155,8 @@ class Native(Value):
 
     def __init__(self, provider: str, data: str, text: str | None = None) -> None:
         data = check_str(data, "Native.data", blank_ok=False)
-        import json  # noqa: PLC0415 - not on import thinkseal's path
-
         try:
-            value = json.loads(data, parse_constant=_refuse_constant)
+            value = finite_loads(data)
         except (ValueError, RecursionError) as err:
             raise ValidationError(f"Native.data: not valid JSON: {err}", path="Native.data") from None
         if not isinstance(value, dict):
@@ -192,10 +191,6 @@ class Native(Value):
         """The block's ``"type"`` member, where it has one."""
         kind = self.value.get("type")
         return kind if isinstance(kind, str) else None
-
-
-def _refuse_constant(name: str) -> None:
-    raise ValueError(f"{name} is not valid JSON")
 
 
 class CacheBreakpoint(Value):

@@ -20,7 +20,7 @@ from ._limits import limits
 # such as {"type": "object", "properties": {}}; the core checks the values at run time.
 JSON: TypeAlias = Mapping[str, "JSON"] | list["JSON"] | tuple["JSON", ...] | str | int | float | bool | None
 
-__all__ = ["JSON", "FrozenDict", "FrozenList", "freeze_json", "frozen", "frozen_loads"]
+__all__ = ["JSON", "FrozenDict", "FrozenList", "finite_loads", "freeze_json", "frozen", "frozen_loads"]
 
 
 def _read_only(self: object, *args: object, **kwargs: object) -> NoReturn:
@@ -113,6 +113,19 @@ def frozen(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return FrozenList(frozen(v) for v in value)
     return value
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def finite_loads(text: str | bytes) -> Any:
+    """``json.loads`` refusing ``NaN``, ``Infinity`` and ``-Infinity`` (JSON
+    has no such numbers) with a ``ValueError``, as it refuses any other text
+    that is not JSON; callers name the field in their own error."""
+    import json  # noqa: PLC0415 - not on import thinkseal's path
+
+    return json.loads(text, parse_constant=_refuse_constant)
 
 
 def frozen_loads(data: bytes) -> Any:

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar, overload
 
 from .._errors import ResponseError, ThinksealError
+from .._json import finite_loads
 
 T = TypeVar("T")
 _MISSING: Any = object()
@@ -124,17 +125,13 @@ def parse_arguments(raw: object, path: str) -> dict[str, Any]:
         if not raw.strip():
             return {}
         try:
-            value = json.loads(raw, parse_constant=_refuse_constant)
+            value = finite_loads(raw)
         except (ValueError, RecursionError) as err:
             raise ResponseError(f"tool-call arguments are not valid JSON: {err}", path=path) from None
         if not isinstance(value, dict):
             raise ResponseError("tool-call arguments must be a JSON object", path=path)
         return value
     raise ResponseError(f"expected an object or JSON text, got {type(raw).__name__}", path=path)
-
-
-def _refuse_constant(name: str) -> None:
-    raise ValueError(f"{name} is not valid JSON")
 
 
 def b64_text(value: object, path: str) -> str:
