@@ -590,6 +590,48 @@ def test_message_digests_threads_do_not_change_results():
         assert _core.message_digests(ms, threads) == expected
 
 
+# The encodings of these pass the native pipeline's batch (128 KiB per hashing
+# thread) several times, so with threads > 1 batches are hashed on another
+# thread while later messages are still being encoded (rust/python/src/pipeline.rs).
+MIXED = "lörem ipsüm — 東京の天気 🌧 Grüße "
+
+
+def long_history(n: int) -> list[Any]:
+    out: list[Any] = []
+    for i in range(n):
+        text = f"{i}: " + MIXED * (40 + i % 7)
+        if i % 3 == 0:
+            out.append(UserMessage(text))
+        elif i % 3 == 1:
+            out.append(
+                AssistantMessage(
+                    text[:500], [ToolCall(f"c{i}", "search", {"q": text[:80]})], [ThinkingBlock.Text(text, "sig")]
+                )
+            )
+        else:
+            out.append(ToolMessage(text, f"c{i - 1}"))
+    return out
+
+
+def test_message_digests_pipelined_batches_match_one_thread():
+    ms = long_history(400)
+    assert sum(len(_core.encode_message(m)) for m in ms) > 6 * 128 * 1024  # several batches of 2 hashers
+    expected = [_core.message_digest(m) for m in ms]
+    for threads in (1, 2, 3, 4):
+        assert _core.message_digests(ms, threads) == expected
+
+
+@pytest.mark.parametrize("at", [0, 200, 399, 400])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_message_digests_error_anywhere_in_the_pipeline(at, threads):
+    """A message that cannot be encoded, before, while or after batches are
+    being hashed, is a ValidationError naming its field (no hang, no digest list)."""
+    ms = long_history(400)
+    ms.insert(at, fake(role="user", _fp_content=MIXED * 50 + "\udc00"))
+    with pytest.raises(ValidationError, match=r"UserMessage\.content"):
+        _core.message_digests(ms, threads)
+
+
 @pytest.mark.parametrize(
     "args",
     [

@@ -6,6 +6,8 @@
 //! a fixed order. So the encoding can be parsed back unambiguously, which makes
 //! it injective: two different values never share an encoding.
 
+use std::convert::Infallible;
+
 use crate::model::{
     Block, Content, ContentPart, Context, Message, Native, Origin, Part, Tool, ToolCall,
 };
@@ -50,6 +52,31 @@ fn put_tagged(out: &mut Vec<u8>, tag: u8, bytes: &[u8]) {
 
 pub fn put_str(out: &mut Vec<u8>, s: &str) {
     put_tagged(out, tag::STR, s.as_bytes());
+}
+
+/// `put_str` for text that `write` appends to `out` itself (its UTF-8 bytes
+/// and nothing else), so that it needs no buffer of its own: the length is
+/// filled in once the text is written. On an error, what was written stays
+/// in `out`, which the caller then drops.
+pub fn put_str_with<E>(
+    out: &mut Vec<u8>,
+    write: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+) -> Result<(), E> {
+    out.push(tag::STR);
+    let at = out.len();
+    put_len(out, 0);
+    write(out)?;
+    let len = out.len() - at - 8;
+    out[at..at + 8].copy_from_slice(&(len as u64).to_le_bytes());
+    Ok(())
+}
+
+/// Text already in memory, as a `put_str_with` writer.
+fn appended(text: &str) -> impl FnOnce(&mut Vec<u8>) -> Result<(), Infallible> + '_ {
+    move |out| {
+        out.extend_from_slice(text.as_bytes());
+        Ok(())
+    }
 }
 
 pub fn put_opt_str(out: &mut Vec<u8>, s: Option<&str>) {
@@ -144,8 +171,16 @@ pub fn put_assistant_header(out: &mut Vec<u8>, part_count: usize) {
 }
 
 pub fn put_text_part(out: &mut Vec<u8>, text: &str) {
+    let Ok(()) = put_text_part_with(out, appended(text));
+}
+
+/// A text part whose text `write` appends (see `put_str_with`).
+pub fn put_text_part_with<E>(
+    out: &mut Vec<u8>,
+    write: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+) -> Result<(), E> {
     out.push(tag::TEXT_PART);
-    put_str(out, text);
+    put_str_with(out, write)
 }
 
 pub fn put_tool_call(out: &mut Vec<u8>, id: &str, name: &str, arguments_jcs: &[u8]) {
@@ -156,9 +191,19 @@ pub fn put_tool_call(out: &mut Vec<u8>, id: &str, name: &str, arguments_jcs: &[u
 }
 
 pub fn put_thinking_text(out: &mut Vec<u8>, text: &str, signature: Option<&str>) {
+    let Ok(()) = put_thinking_text_with(out, appended(text), signature);
+}
+
+/// A thinking-text record whose text `write` appends (see `put_str_with`).
+pub fn put_thinking_text_with<E>(
+    out: &mut Vec<u8>,
+    write: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+    signature: Option<&str>,
+) -> Result<(), E> {
     out.push(tag::THINKING_TEXT);
-    put_str(out, text);
+    put_str_with(out, write)?;
     put_opt_str(out, signature);
+    Ok(())
 }
 
 pub fn put_redacted(out: &mut Vec<u8>, data: &str) {
@@ -317,6 +362,27 @@ mod tests {
         let mut out = Vec::new();
         encode_message(&mut out, m);
         out
+    }
+
+    #[test]
+    fn text_written_in_place_encodes_as_text_given() {
+        for text in ["", "a", "lörem — 東京 🌧"] {
+            let mut given = vec![b'#'];
+            put_str(&mut given, text);
+            put_thinking_text(&mut given, text, Some("sig"));
+            put_text_part(&mut given, text);
+            let mut written = vec![b'#'];
+            let write = |out: &mut Vec<u8>| -> Result<(), ()> {
+                out.extend_from_slice(text.as_bytes());
+                Ok(())
+            };
+            put_str_with(&mut written, write).unwrap();
+            put_thinking_text_with(&mut written, write, Some("sig")).unwrap();
+            put_text_part_with(&mut written, write).unwrap();
+            assert_eq!(written, given);
+        }
+        let mut out = Vec::new();
+        assert_eq!(put_str_with(&mut out, |_| Err("refused")), Err("refused"));
     }
 
     #[test]

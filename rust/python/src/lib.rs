@@ -6,6 +6,7 @@
 
 mod errors;
 mod load;
+mod pipeline;
 mod strings;
 mod walk;
 mod wire;
@@ -83,7 +84,8 @@ fn message_digest<'py>(
 }
 
 /// Digests of a list of messages. The messages are encoded under the GIL
-/// (one copy of their strings), then hashed without it, on up to `threads` threads.
+/// (one copy of their strings) and hashed without it; with `threads` > 1,
+/// hashed on other threads while the rest are encoded (pipeline.rs).
 #[pyfunction]
 #[pyo3(signature = (messages, threads = 1))]
 fn message_digests<'py>(
@@ -92,13 +94,7 @@ fn message_digests<'py>(
     threads: usize,
 ) -> PyResult<Bound<'py, PyList>> {
     guard(py, || {
-        let mut buffer = Vec::new();
-        let mut ends = Vec::with_capacity(messages.len());
-        for message in messages.iter() {
-            walk::encode_message(&mut buffer, &message)?;
-            ends.push(buffer.len());
-        }
-        let digests = py.detach(|| digest::digest_encodings(&buffer, &ends, threads));
+        let digests = pipeline::message_digests(messages, threads)?;
         PyList::new(py, digests.iter().map(|d| PyBytes::new(py, d)))
     })
 }

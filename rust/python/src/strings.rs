@@ -6,7 +6,8 @@
 //! string's lifetime: +1.2 KB per 1.6 KB non-ASCII message after one replay
 //! decision. Here the text is read from the string's own storage (Latin-1,
 //! UCS-2 or UCS-4 code units): ASCII text is borrowed as it is, anything else
-//! is encoded into a temporary that is dropped after use.
+//! is encoded into a temporary that is dropped after use, or straight into the
+//! caller's buffer (`append_utf8`, how message encodings are written).
 
 use std::borrow::Cow;
 
@@ -18,30 +19,32 @@ use pyo3::types::PyString;
 #[derive(Debug)]
 pub struct LoneSurrogate;
 
-/// The UTF-8 text of `s`, borrowed when it is ASCII, without caching anything in `s`.
-#[allow(unsafe_code)] // two audited blocks, each with its SAFETY note and measured reason
-pub fn utf8<'a>(s: &'a Bound<'_, PyString>) -> Result<Cow<'a, str>, LoneSurrogate> {
+/// The code units of `s`, read in place.
+#[allow(unsafe_code)] // one audited block, with its SAFETY note and measured reason
+fn storage<'a>(s: &'a Bound<'_, PyString>) -> Result<PyStringData<'a>, LoneSurrogate> {
     // SAFETY: `data()` decodes the string's state bitfield by hand (pyo3 tests it
     // on x86_64 and aarch64, the targets we ship); the slice it returns borrows
     // `s`, an immutable str kept alive for 'a. Measured reason (cold digests of
     // 2,100 fresh 1.6 KB non-ASCII messages, one thread): 5.2 us/msg this way,
     // 10.5-11.2 with the safe `encode_utf8()` (a temporary bytes object per
     // string, then a copy); ASCII text is read in place, with no copy at all.
-    let data = unsafe { s.data() }.map_err(|_| LoneSurrogate)?;
-    let utf8 = match data {
-        // ASCII bytes are UTF-8 as they are.
-        PyStringData::Ucs1(latin1) if latin1.is_ascii() => {
+    unsafe { s.data() }.map_err(|_| LoneSurrogate)
+}
+
+/// The UTF-8 text of `s`, borrowed when it is ASCII, without caching anything in `s`.
+#[allow(unsafe_code)] // one audited block, with its SAFETY note and measured reason
+pub fn utf8<'a>(s: &'a Bound<'_, PyString>) -> Result<Cow<'a, str>, LoneSurrogate> {
+    if let PyStringData::Ucs1(latin1) = storage(s)? {
+        if latin1.is_ascii() {
+            // ASCII bytes are UTF-8 as they are.
             return std::str::from_utf8(latin1)
                 .map(Cow::Borrowed)
                 .map_err(|_| LoneSurrogate);
         }
-        PyStringData::Ucs1(latin1) => {
-            transcode(latin1.iter().map(|&b| u32::from(b)), latin1.len())?
-        }
-        PyStringData::Ucs2(units) => transcode(units.iter().map(|&u| u32::from(u)), units.len())?,
-        PyStringData::Ucs4(points) => transcode(points.iter().copied(), points.len())?,
-    };
-    // SAFETY: `transcode` writes only the UTF-8 encodings of Unicode scalar
+    }
+    let mut utf8 = Vec::new();
+    append_utf8(s, &mut utf8)?;
+    // SAFETY: `append_utf8` writes only the UTF-8 encodings of Unicode scalar
     // values (surrogates and values past U+10FFFF are refused before a byte is
     // written), so `utf8` is valid UTF-8. Measured reason: `String::from_utf8`
     // re-validating it made a 1.6 KB non-ASCII string cost 3.3-5.7 us to read
@@ -49,14 +52,41 @@ pub fn utf8<'a>(s: &'a Bound<'_, PyString>) -> Result<Cow<'a, str>, LoneSurrogat
     Ok(Cow::Owned(unsafe { String::from_utf8_unchecked(utf8) }))
 }
 
-/// UTF-8 of a run of code points. `CPython` never pairs surrogates inside a str
-/// ("\ud83c\udf27" is two lone surrogates, not U+1F327), so every surrogate
-/// is refused, as `str.encode()` refuses it.
-fn transcode(points: impl Iterator<Item = u32>, len: usize) -> Result<Vec<u8>, LoneSurrogate> {
-    // Written by index into a buffer of the largest size (4 bytes a code
-    // point): per-byte pushes cost 2-3x more.
-    let mut out = vec![0u8; len * 4];
-    let mut n = 0;
+/// Appends the UTF-8 text of `s` to `out`, transcoded straight from the
+/// string's storage (no temporary): how the message encoder writes text.
+/// On an error, `out` is left as it was.
+pub fn append_utf8(s: &Bound<'_, PyString>, out: &mut Vec<u8>) -> Result<(), LoneSurrogate> {
+    match storage(s)? {
+        PyStringData::Ucs1(latin1) if latin1.is_ascii() => {
+            out.extend_from_slice(latin1);
+            Ok(())
+        }
+        // Room for the longest UTF-8 of each kind's code units: 2 bytes for
+        // Latin-1, 3 for UCS-2 (a surrogate is refused, never written), 4.
+        PyStringData::Ucs1(latin1) => {
+            transcode(latin1.iter().map(|&b| u32::from(b)), latin1.len() * 2, out)
+        }
+        PyStringData::Ucs2(units) => {
+            transcode(units.iter().map(|&u| u32::from(u)), units.len() * 3, out)
+        }
+        PyStringData::Ucs4(points) => transcode(points.iter().copied(), points.len() * 4, out),
+    }
+}
+
+/// Appends the UTF-8 of a run of code points to `out`. `CPython` never pairs
+/// surrogates inside a str ("\ud83c\udf27" is two lone surrogates, not
+/// U+1F327), so every surrogate is refused, as `str.encode()` refuses it.
+fn transcode(
+    points: impl Iterator<Item = u32>,
+    room: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), LoneSurrogate> {
+    // Written by index into `room` bytes, enough for the longest UTF-8 the
+    // points can have, then cut to what was written: per-byte pushes cost
+    // 2-3x more.
+    let start = out.len();
+    out.resize(start + room, 0);
+    let mut n = start;
     for p in points {
         match p {
             0..=0x7F => {
@@ -68,7 +98,10 @@ fn transcode(points: impl Iterator<Item = u32>, len: usize) -> Result<Vec<u8>, L
                 out[n + 1] = 0x80 | (p & 0x3F) as u8;
                 n += 2;
             }
-            0xD800..=0xDFFF | 0x11_0000.. => return Err(LoneSurrogate),
+            0xD800..=0xDFFF | 0x11_0000.. => {
+                out.truncate(start);
+                return Err(LoneSurrogate);
+            }
             0x800..=0xFFFF => {
                 out[n] = 0xE0 | (p >> 12) as u8;
                 out[n + 1] = 0x80 | ((p >> 6) & 0x3F) as u8;
@@ -85,5 +118,5 @@ fn transcode(points: impl Iterator<Item = u32>, len: usize) -> Result<Vec<u8>, L
         }
     }
     out.truncate(n);
-    Ok(out)
+    Ok(())
 }

@@ -18,21 +18,31 @@ use crate::strings;
 /// A Python `str` as UTF-8 (no copy left inside it: see strings.rs), or a
 /// `ValidationError` naming `path` (not a str, or a lone surrogate).
 pub fn py_str<'a>(obj: &'a Bound<'_, PyAny>, path: &str) -> PyResult<Cow<'a, str>> {
-    let py = obj.py();
-    let Ok(s) = obj.cast::<PyString>() else {
-        return Err(validation_error(
-            py,
+    strings::utf8(as_str(obj, path)?).map_err(|_| lone_surrogate(obj.py(), path))
+}
+
+/// `py_str` appended to `out` (strings.rs `append_utf8`): how the long texts
+/// of a message are encoded, with no temporary copy of them.
+fn append_py_str(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, path: &str) -> PyResult<()> {
+    strings::append_utf8(as_str(obj, path)?, out).map_err(|_| lone_surrogate(obj.py(), path))
+}
+
+fn as_str<'a, 'py>(obj: &'a Bound<'py, PyAny>, path: &str) -> PyResult<&'a Bound<'py, PyString>> {
+    obj.cast::<PyString>().map_err(|_| {
+        validation_error(
+            obj.py(),
             path,
             &format!("expected str, got {}", type_name(obj)),
-        ));
-    };
-    strings::utf8(s).map_err(|_| {
-        validation_error(
-            py,
-            path,
-            "string is not valid Unicode (it contains a lone surrogate)",
         )
     })
+}
+
+fn lone_surrogate(py: Python<'_>, path: &str) -> PyErr {
+    validation_error(
+        py,
+        path,
+        "string is not valid Unicode (it contains a lone surrogate)",
+    )
 }
 
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
@@ -207,8 +217,7 @@ pub fn encode_message(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()>
 fn encode_content(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, path: &str) -> PyResult<()> {
     let py = obj.py();
     if obj.is_instance_of::<PyString>() {
-        encode::put_str(out, &py_str(obj, path)?);
-        return Ok(());
+        return encode::put_str_with(out, |out| append_py_str(out, obj, path));
     }
     let Ok(parts) = obj.cast::<PyTuple>() else {
         return Err(validation_error(
@@ -220,7 +229,7 @@ fn encode_content(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, path: &str) -> PyRe
     encode::put_list_header(out, parts.len());
     for part in parts.iter() {
         if part.is_instance_of::<PyString>() {
-            encode::put_text_part(out, &py_str(&part, path)?);
+            encode::put_text_part_with(out, |out| append_py_str(out, &part, path))?;
             continue;
         }
         let kind = part.getattr(intern!(py, "_fp_kind")).map_err(|_| {
@@ -300,8 +309,9 @@ fn encode_native(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
 fn encode_part(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = obj.py();
     if obj.is_instance_of::<PyString>() {
-        encode::put_text_part(out, &py_str(obj, "AssistantMessage.parts")?);
-        return Ok(());
+        return encode::put_text_part_with(out, |out| {
+            append_py_str(out, obj, "AssistantMessage.parts")
+        });
     }
     let kind = obj.getattr(intern!(py, "_fp_kind")).map_err(|_| {
         validation_error(
@@ -337,15 +347,12 @@ fn encode_part(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
             } else {
                 Some(py_str(&signature, "ThinkingBlock.Text.signature")?)
             };
-            let signature = signature.as_deref();
-            encode::put_thinking_text(
+            let text = obj.getattr(intern!(py, "text"))?;
+            encode::put_thinking_text_with(
                 out,
-                &py_str(
-                    &obj.getattr(intern!(py, "text"))?,
-                    "ThinkingBlock.Text.text",
-                )?,
-                signature,
-            );
+                |out| append_py_str(out, &text, "ThinkingBlock.Text.text"),
+                signature.as_deref(),
+            )?;
         }
         "redacted" => {
             encode::put_redacted(
