@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import enum
 import json
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from thinkseal import ValidationError, _core
+from thinkseal import UserMessage, ValidationError, _core
 from thinkseal._json import FrozenDict, FrozenList
 from thinkseal.providers._wire import dumps
 
@@ -136,3 +137,21 @@ def test_type_errors_are_the_stdlibs(value: Any) -> None:
     with pytest.raises(TypeError) as err:
         _core.wire_json(value)
     assert str(err.value) == str(expected.value)
+
+
+# UCS-2 text is read four code units at a time where they are ASCII; every
+# alignment of the non-ASCII (and of a lone surrogate) against those blocks.
+@pytest.mark.parametrize("lead", range(9))
+@pytest.mark.parametrize("odd", ["é", "東京", "—x", "\u07ff\u0800", "ab\uffff"])
+def test_text_at_every_alignment(lead: int, odd: str) -> None:
+    for text in ("a" * lead + odd + "tail text", "a" * lead + odd, odd + "b" * lead + "東"):
+        assert _core.wire_json(text) == stdlib(text)
+        data = text.encode()
+        encoded = _core.encode_message(UserMessage(text))
+        assert encoded.endswith(len(data).to_bytes(8, "little") + data)
+        broken = text[:lead] + "\udc00" + text[lead:]
+        with pytest.raises(ValidationError):
+            _core.wire_json(broken)
+        with pytest.raises(ValidationError, match=r"UserMessage\.content"):
+            # UserMessage itself refuses the text: an object of the same shape.
+            _core.encode_message(SimpleNamespace(role="user", _fp_content=broken))

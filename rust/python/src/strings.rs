@@ -66,9 +66,7 @@ pub fn append_utf8(s: &Bound<'_, PyString>, out: &mut Vec<u8>) -> Result<(), Lon
         PyStringData::Ucs1(latin1) => {
             transcode(latin1.iter().map(|&b| u32::from(b)), latin1.len() * 2, out)
         }
-        PyStringData::Ucs2(units) => {
-            transcode(units.iter().map(|&u| u32::from(u)), units.len() * 3, out)
-        }
+        PyStringData::Ucs2(units) => transcode_ucs2(units, out),
         PyStringData::Ucs4(points) => transcode(points.iter().copied(), points.len() * 4, out),
     }
 }
@@ -88,35 +86,63 @@ fn transcode(
     out.resize(start + room, 0);
     let mut n = start;
     for p in points {
-        match p {
-            0..=0x7F => {
-                out[n] = p as u8;
-                n += 1;
-            }
-            0x80..=0x7FF => {
-                out[n] = 0xC0 | (p >> 6) as u8;
-                out[n + 1] = 0x80 | (p & 0x3F) as u8;
-                n += 2;
-            }
-            0xD800..=0xDFFF | 0x11_0000.. => {
-                out.truncate(start);
-                return Err(LoneSurrogate);
-            }
-            0x800..=0xFFFF => {
-                out[n] = 0xE0 | (p >> 12) as u8;
-                out[n + 1] = 0x80 | ((p >> 6) & 0x3F) as u8;
-                out[n + 2] = 0x80 | (p & 0x3F) as u8;
-                n += 3;
-            }
-            _ => {
-                out[n] = 0xF0 | (p >> 18) as u8;
-                out[n + 1] = 0x80 | ((p >> 12) & 0x3F) as u8;
-                out[n + 2] = 0x80 | ((p >> 6) & 0x3F) as u8;
-                out[n + 3] = 0x80 | (p & 0x3F) as u8;
-                n += 4;
-            }
-        }
+        n = put_point(out, n, p).inspect_err(|_| out.truncate(start))?;
     }
     out.truncate(n);
     Ok(())
+}
+
+/// `transcode` for UCS-2, four ASCII units at a time where it can.
+fn transcode_ucs2(units: &[u16], out: &mut Vec<u8>) -> Result<(), LoneSurrogate> {
+    let start = out.len();
+    out.resize(start + units.len() * 3, 0);
+    let mut n = start;
+    let mut quads = units.chunks_exact(4);
+    for quad in &mut quads {
+        if (quad[0] | quad[1] | quad[2] | quad[3]) < 0x80 {
+            for (k, &u) in quad.iter().enumerate() {
+                out[n + k] = u as u8;
+            }
+            n += 4;
+        } else {
+            for &u in quad {
+                n = put_point(out, n, u32::from(u)).inspect_err(|_| out.truncate(start))?;
+            }
+        }
+    }
+    for &u in quads.remainder() {
+        n = put_point(out, n, u32::from(u)).inspect_err(|_| out.truncate(start))?;
+    }
+    out.truncate(n);
+    Ok(())
+}
+
+/// Writes the UTF-8 of `p` at `out[n..]`; where the next one goes.
+#[inline]
+fn put_point(out: &mut [u8], n: usize, p: u32) -> Result<usize, LoneSurrogate> {
+    Ok(match p {
+        0..=0x7F => {
+            out[n] = p as u8;
+            n + 1
+        }
+        0x80..=0x7FF => {
+            out[n] = 0xC0 | (p >> 6) as u8;
+            out[n + 1] = 0x80 | (p & 0x3F) as u8;
+            n + 2
+        }
+        0xD800..=0xDFFF | 0x11_0000.. => return Err(LoneSurrogate),
+        0x800..=0xFFFF => {
+            out[n] = 0xE0 | (p >> 12) as u8;
+            out[n + 1] = 0x80 | ((p >> 6) & 0x3F) as u8;
+            out[n + 2] = 0x80 | (p & 0x3F) as u8;
+            n + 3
+        }
+        _ => {
+            out[n] = 0xF0 | (p >> 18) as u8;
+            out[n + 1] = 0x80 | ((p >> 12) & 0x3F) as u8;
+            out[n + 2] = 0x80 | ((p >> 6) & 0x3F) as u8;
+            out[n + 3] = 0x80 | (p & 0x3F) as u8;
+            n + 4
+        }
+    })
 }
