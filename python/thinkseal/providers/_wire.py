@@ -348,9 +348,9 @@ def tallied_wire_messages(
     tail, tail_tallies = build_segment(replay.sent_messages(upto, replay.total))
     total = cache.total(count) + sum(tail_tallies) if tail_tallies is not None else 0
     fragments = Fragments(cache.size(count) + sum(map(len, tail)))
-    # The cache only grows at its end, so its first ``count`` entries are these
-    # whatever another thread adds meanwhile: one copy of the shared part
-    # rather than a slice copied again.
+    # The cache only grows at its end, so its first ``count`` entries stay the
+    # same whatever another thread adds meanwhile: the shared part is copied
+    # once, rather than sliced and then copied again.
     fragments += cache.encoded
     del fragments[count:]
     fragments += tail
