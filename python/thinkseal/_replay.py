@@ -356,7 +356,8 @@ def decide_with_chain(
 
 def ensure_digests(messages: Sequence[Message]) -> None:
     """Compute the missing digests of ``messages`` in one native batch (hashed
-    without the GIL, on two threads when the batch is large)."""
+    without the GIL; when the batch is large, on a second thread while the
+    rest are encoded)."""
     missing = [m for m in messages if m._digest is None]
     if len(missing) > 1:
         for message, digest in zip(missing, _core.message_digests(missing, 2), strict=True):
