@@ -73,7 +73,7 @@ from .._tool import Tool
 from ._base import Built, Provider, StreamParser
 from ._options import BODY_FIELDS, check_choice, check_object, frozen_options, response_format
 from ._response import Node, error_text, parse_arguments, valid_text, wrap_errors
-from ._wire import counted, fragment, splice, tallied_wire_messages, wire_messages
+from ._wire import counted, fragment, splice, tallied_wire_messages
 
 PATH = "/chat/completions"
 TOOL_ERROR_PREFIX = "[tool error] "
@@ -432,14 +432,11 @@ class ChatProvider(Provider):
         shape = self.shape(conversation)
         count = self.tally()
 
-        def tallied(sent: Sequence[Message]) -> tuple[list[bytes], list[int]]:
+        def segment(sent: Sequence[Message]) -> tuple[list[bytes], list[int] | None]:
             pairs = [self._fragment(message, shape, count) for message in in_wire_order(sent)]
-            return [data for data, _ in pairs], [number for _, number in pairs]
+            return [data for data, _ in pairs], None if count is None else [number for _, number in pairs]
 
-        if count is None:
-            encoded, total = wire_messages(replay, shape, lambda sent: tallied(sent)[0], goes_out), 0
-        else:
-            encoded, total = tallied_wire_messages(replay, shape, tallied, goes_out)
+        encoded, total = tallied_wire_messages(replay, shape, segment, goes_out)
         # The response format passes through in OpenAI's shape, where the provider takes its type.
         fmt = response_format(conversation.response_format, self.id, self.response_formats)
         body = chat_body(
