@@ -106,14 +106,40 @@ def test_native_keeps_its_json_text_verbatim() -> None:
     assert Native.of("p", {"type": "y", "k": "é"}).data == '{"type":"y","k":"é"}'
 
 
-def test_assistant_native_parts_count_as_text_and_survive_unsealing() -> None:
-    cited = Native.of("anthropic", {"type": "text", "text": "Paris.", "citations": []}, text="Paris.")
-    tool = Native("anthropic", '{"type":"server_tool_use","id":"s1","name":"web_search","input":{}}')
-    turn = AssistantMessage.from_parts([ThinkingBlock.Text("t", "sig"), tool, "It is ", cited])
+CITED = Native.of("anthropic", {"type": "text", "text": "Paris.", "citations": []}, text="Paris.")
+SERVER_TOOL = Native("anthropic", '{"type":"server_tool_use","id":"s1","name":"web_search","input":{}}')
+
+
+def test_assistant_native_parts_count_as_text_and_are_sealed() -> None:
+    turn = AssistantMessage.from_parts([ThinkingBlock.Text("t", "sig"), SERVER_TOOL, "It is ", CITED])
     assert turn.content == "It is Paris."
     assert turn.has_sealed_thinking
-    unsealed = turn.unsealed()
-    assert unsealed.parts == (ThinkingBlock.Text("t"), tool, "It is ", cited)
+    assert turn.has_sealed_parts
+    # A native block is a provider's own data: unsealing leaves its text, or nothing.
+    assert turn.unsealed().parts == (ThinkingBlock.Text("t"), "It is ", "Paris.")
+    assert turn.unsealed().content == turn.content
+    only_native = AssistantMessage.from_parts(["It is ", CITED])
+    assert not only_native.has_sealed_thinking
+    assert only_native.has_sealed_parts
+    assert only_native.unsealed().parts == ("It is ", "Paris.")
+    assert AssistantMessage("plain").has_sealed_parts is False
+
+
+def test_with_updaters_keep_a_turns_native_parts() -> None:
+    calls = [ToolCall("c1", "f", {})]
+    turn = AssistantMessage.from_parts([ThinkingBlock.Text("t", "sig"), SERVER_TOOL, "It is ", CITED, *calls])
+    thought = turn.with_thinking("again")
+    assert thought.parts == (ThinkingBlock.Text("again"), SERVER_TOOL, "It is ", CITED, *calls)
+    assert thought.content == turn.content
+    assert thought.thinking_binding is None
+    other = [ToolCall("c2", "g", {"x": 1})]
+    called = turn.with_tool_calls(other)
+    assert called.parts == (ThinkingBlock.Text("t"), SERVER_TOOL, "It is ", CITED, *other)
+    # New text replaces the old, cited text included; the server tool's blocks stay.
+    edited = turn.with_content("Lyon.")
+    assert edited.parts == (ThinkingBlock.Text("t"), SERVER_TOOL, "Lyon.", *calls)
+    assert edited.content == "Lyon."
+    assert turn.with_content(None).parts == (ThinkingBlock.Text("t"), SERVER_TOOL, *calls)
 
 
 # -- fingerprint ---------------------------------------------------------------------------------

@@ -72,6 +72,48 @@ def test_max_parts(limited: None) -> None:
     AssistantMessage.from_parts(["a", "b", "c"])
     with pytest.raises(ValidationError, match=r"AssistantMessage.parts: 4 parts"):
         AssistantMessage.from_parts(["a", "b", "c", "d"])
+    # The limit is on the whole turn, however it is made: a turn the constructor
+    # or an updater made is one its stored file can be read back into.
+    with pytest.raises(ValidationError, match=r"AssistantMessage.parts: 4 parts"):
+        AssistantMessage("x", calls[:2], [ThinkingBlock.Text("t")])
+    turn = AssistantMessage("x", calls[:1], [ThinkingBlock.Text("t")])
+    with pytest.raises(ValidationError, match=r"AssistantMessage.parts: 4 parts"):
+        turn.with_tool_calls(calls[:2])
+    with pytest.raises(ValidationError, match=r"AssistantMessage.parts: 4 parts"):
+        turn.with_thinking([ThinkingBlock.Text("t"), ThinkingBlock.Text("u")])
+    assert Conversation.from_json(Conversation([turn]).to_json())[0] == turn
+
+
+def test_max_string_inside_json_values(limited: None) -> None:
+    """Strings inside tool arguments, tool schemas, the response format,
+    and options, keys included, are held to ``Limits.max_string`` (a native
+    block's text is held to it whole)."""
+    thinkseal.set_limits(Limits(max_string=12))
+    ToolCall("c", "f", {"k" * 12: "v" * 12})
+    with pytest.raises(ValidationError, match=r"ToolCall.arguments.k: a string of 13 characters, over the limit of 12"):
+        ToolCall("c", "f", {"k": "v" * 13})
+    with pytest.raises(ValidationError, match=r"ToolCall.arguments: object key: a string of 13 characters"):
+        ToolCall("c", "f", {"k" * 13: 1})
+    with pytest.raises(ValidationError, match=r"Tool.parameters.title: .*Limits.max_string"):
+        thinkseal.Tool("f", "d", {"type": "object", "title": "d" * 13})
+    with pytest.raises(ValidationError, match=r"Conversation.response_format.x\[0\]: .*Limits.max_string"):
+        Conversation([UserMessage("q")], response_format={"type": "json_object", "x": ["y" * 13]})
+    with pytest.raises(ValidationError, match=r"metadata.user_id: .*Limits.max_string"):
+        thinkseal.provider("anthropic").prepare(
+            Conversation([UserMessage("q")]), model="m", max_tokens=8, metadata={"user_id": "u" * 13}
+        )
+
+
+def test_native_blocks_are_held_to_the_depth_limit(limited: None) -> None:
+    """A native block nested as deep as the JSON decoder allows is refused when
+    made (it would otherwise reach an adapter that cannot handle it)."""
+    deep = '{"type":"x","v":' + "[" * 900 + "]" * 900 + "}"
+    with pytest.raises(ValidationError, match=r"Native.data.*Limits.max_depth"):
+        thinkseal.Native("anthropic", deep)
+    within = '{"type":"x","v":' + "[" * 126 + "]" * 126 + "}"
+    assert thinkseal.Native("anthropic", within).data == within
+    with pytest.raises(ValidationError, match=r"Native.data"):
+        thinkseal.Native("anthropic", '{"type":"x","v":"\\ud800"}'.replace("\\\\", "\\"))
 
 
 def test_max_body_of_a_stored_conversation(limited: None) -> None:

@@ -17,6 +17,7 @@ from thinkseal import (
     AssistantMessage,
     Conversation,
     Message,
+    Native,
     Origin,
     Reason,
     SystemMessage,
@@ -49,7 +50,8 @@ FORMATS = (None, {"type": "json_object"}, {"json_schema": {"schema": {}, "name":
 
 def reference_reason(m: AssistantMessage, origin: Origin, prefix: bytes, unpaired: bool) -> str:
     b = m.thinking_binding
-    if not m.has_sealed_thinking:
+    sealed = any(b.is_sealed for b in m.thinking) or any(isinstance(p, Native) for p in m.parts)
+    if not sealed:
         return Reason.NO_SEALED_THINKING
     if b is None:
         return Reason.UNBOUND
@@ -106,12 +108,15 @@ def reference_replay(conv: Conversation, origin: Origin) -> tuple[list[tuple[int
             reason = reference_reason(m, origin, prefix, unpaired)
             report.append((i, reason))
             if reason != Reason.KEPT:
-                # The turn's own parts, in order, with every seal taken off and
-                # only the first call of each answered id.
+                # The turn's own parts, in order, with every seal taken off (a
+                # native block gives way to its text) and only the first call
+                # of each answered id.
                 parts: list[Any] = []
                 for p in m.parts:
                     if isinstance(p, Text) and p.text:
                         parts.append(Text(p.text))
+                    elif isinstance(p, Native) and p.text:
+                        parts.append(p.text)
                     elif isinstance(p, ToolCall):
                         if p.id in answered and p.id not in [q.id for q in parts if isinstance(q, ToolCall)]:
                             parts.append(p)
@@ -156,7 +161,7 @@ tool_op = st.tuples(st.just("tool"), st.sampled_from(CALL_IDS), st.booleans())
 reply_op = st.tuples(
     st.just("reply"),
     st.integers(0, len(ORIGINS) - 1),
-    st.sampled_from(["sealed", "redacted", "opaque", "plain", "none"]),
+    st.sampled_from(["sealed", "redacted", "opaque", "plain", "none", "native", "cited"]),
     st.lists(st.sampled_from(CALL_IDS), max_size=3),
     st.sampled_from([None, "", "ok"]),
     st.booleans(),
@@ -195,7 +200,16 @@ def make_reply(
         "opaque": [Text(f"t{n}"), Opaque("openrouter", f"o{n}")],
         "plain": [Text(f"t{n}")],
         "none": [],
+        "native": [Text(f"t{n}")],
+        "cited": [],
     }[kind]
+    if kind in ("native", "cited"):
+        # A provider's own block beside the text: sealed like thinking, given
+        # way to its text (or left out) when the turn is not kept.
+        block = Native.of(
+            "anthropic", {"type": "server_tool_use", "n": n}, text=f"cited {n}" if kind == "cited" else None
+        )
+        return AssistantMessage.from_parts([*thinking, block, *([] if content is None else [content]), *calls])
     if content is None and not calls:
         content = "ok"
     if interleaved:

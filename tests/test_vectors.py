@@ -137,7 +137,17 @@ def test_content_part_encoding_and_digest(case: dict[str, Any]) -> None:
     message = message_from_dict(case["message"])
     assert _core.encode_message(message).hex() == case["encoding"]
     assert message.digest.hex() == case["digest"]
-    assert message_to_dict(message) == case["message"]
+    written = message_to_dict(message)
+    parts = case["message"].get("content", [])
+    defaulted = (
+        [p for p in parts if isinstance(p, dict) and p["type"] == "document" and "media_type" not in p]
+        if isinstance(parts, list)
+        else []
+    )
+    # A stored document may leave out its default media type; the library always writes it.
+    for part in defaulted:
+        part["media_type"] = "text/plain" if "text" in part else "application/pdf"
+    assert written == case["message"]
 
 
 def test_breakpoints_are_not_encoded_and_a_lone_text_part_is_a_string() -> None:

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Final, TypeAlias
 
 from ._errors import ValidationError
 from ._frozen import Value, check_bool, check_optional_str, check_sequence, check_str
-from ._json import finite_loads
+from ._json import check_json, finite_loads
 from ._limits import check_parts
 
 IMAGE_MEDIA_TYPES: Final[tuple[str, ...]] = ("image/jpeg", "image/png", "image/gif", "image/webp")
@@ -161,6 +161,10 @@ class Native(Value):
             raise ValidationError(f"Native.data: not valid JSON: {err}", path="Native.data") from None
         if not isinstance(value, dict):
             raise ValidationError("Native.data: expected a JSON object", path="Native.data")
+        # Held to the limits every other JSON value is (nesting, string length,
+        # lone surrogates written as escapes), so that no adapter reading it
+        # later meets what it cannot handle.
+        check_json(value, "Native.data")
         self._init(
             provider=check_str(provider, "Native.provider", blank_ok=False),
             data=data,

@@ -20,7 +20,7 @@ from ._limits import limits
 # such as {"type": "object", "properties": {}}; the core checks the values at run time.
 JSON: TypeAlias = Mapping[str, "JSON"] | list["JSON"] | tuple["JSON", ...] | str | int | float | bool | None
 
-__all__ = ["JSON", "FrozenDict", "FrozenList", "finite_loads", "freeze_json", "frozen", "frozen_loads"]
+__all__ = ["JSON", "FrozenDict", "FrozenList", "check_json", "finite_loads", "freeze_json", "frozen", "frozen_loads"]
 
 
 def _read_only(self: object, *args: object, **kwargs: object) -> NoReturn:
@@ -144,11 +144,19 @@ def frozen_loads(data: bytes) -> Any:
 def freeze_json(value: object, root: str) -> tuple[Any, bytes]:
     """Validate ``value`` as JSON and return ``(frozen copy, RFC 8785 bytes)``.
 
-    Raises ``ValidationError`` naming the path under ``root`` when it is not JSON
-    or nests deeper than ``Limits.max_depth``.
+    Raises ``ValidationError`` naming the path under ``root`` when it is not JSON,
+    nests deeper than ``Limits.max_depth`` or holds a string (or key) longer
+    than ``Limits.max_string``.
     """
-    canonical = _core.canonical_json(value, root, limits().max_depth)
+    current = limits()
+    canonical = _core.canonical_json(value, root, current.max_depth, current.max_string)
     return _freeze(value), canonical
+
+
+def check_json(value: object, root: str) -> None:
+    """Refuse ``value`` (as ``freeze_json`` would) unless it is JSON within the limits."""
+    current = limits()
+    _core.canonical_json(value, root, current.max_depth, current.max_string)
 
 
 def require_object(value: object, root: str) -> None:

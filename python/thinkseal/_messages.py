@@ -265,13 +265,44 @@ def _canonical_parts(
     return (*thinking, *text, *tool_calls)
 
 
+def _content_parts(parts: Iterable[Part], keep_cited: bool = True) -> list[str | Native]:
+    """The text and native parts of a turn in their order, adjacent text parts
+    joined (so a turn without native parts gives at most one text part). With
+    ``keep_cited=False`` the native parts that carry text (a cited text block)
+    are left out, and so is the text: what ``with_content`` replaces."""
+    out: list[str | Native] = []
+    for part in parts:
+        if isinstance(part, str):
+            if keep_cited:
+                if out and isinstance(out[-1], str):
+                    out[-1] += part
+                else:
+                    out.append(part)
+        elif isinstance(part, Native) and (keep_cited or part.text is None):
+            out.append(part)
+    return out
+
+
+def _layout(
+    thinking: Iterable[ThinkingBlock], content: Iterable[str | Native], tool_calls: Iterable[ToolCall]
+) -> tuple[Part, ...]:
+    """The canonical layout of a rebuilt turn: thinking, then text and native
+    parts in their order, then tool calls (docs/api.md "Messages")."""
+    return (*thinking, *content, *tool_calls)
+
+
 def _unsealed_parts(parts: Iterable[Part]) -> Iterator[Part]:
     """``parts`` in order with every seal removed: signed Text becomes unsigned
-    (dropped when its text is empty), Redacted and Opaque blocks are dropped."""
+    (dropped when its text is empty), Redacted and Opaque blocks are dropped,
+    and a native block (a provider's own data, sealed like its thinking) gives
+    way to its text, or to nothing when it has none."""
     for part in parts:
         if isinstance(part, ThinkingBlock):
             if isinstance(part, ThinkingBlock.Text) and part.text:
                 yield unsigned_text(part.text) if part.is_sealed else part
+        elif isinstance(part, Native):
+            if part.text:
+                yield part.text
         else:
             yield part
 
@@ -307,7 +338,9 @@ class AssistantMessage(Message):
         content = None if content is None else check_str(content, "AssistantMessage.content")
         calls = _check_items(tool_calls, ToolCall, "AssistantMessage.tool_calls")
         blocks = _check_items(thinking, ThinkingBlock, "AssistantMessage.thinking")
-        self._set(_canonical_parts(content, calls, blocks), None)
+        parts = _canonical_parts(content, calls, blocks)
+        check_parts(len(parts), "AssistantMessage.parts")  # the limit is on the whole turn, as from_parts reads it
+        self._set(parts, None)
 
     def _set(self, parts: tuple[Part, ...], binding: Binding | None) -> None:
         # A native block's fallback text (a cited text block) is text of the turn.
@@ -328,12 +361,10 @@ class AssistantMessage(Message):
         )
 
     @classmethod
-    def _trusted(
-        cls, content: str | None, tool_calls: tuple[ToolCall, ...], thinking: tuple[ThinkingBlock, ...]
-    ) -> AssistantMessage:
-        """Canonical layout from values already validated (the unsealing paths)."""
+    def _trusted(cls, parts: tuple[Part, ...]) -> AssistantMessage:
+        """A turn of parts already validated (the unsealing and rebuilding paths)."""
         message = cls.__new__(cls)
-        message._set(_canonical_parts(content, tool_calls, thinking), None)
+        message._set(parts, None)
         return message
 
     @classmethod
@@ -362,6 +393,13 @@ class AssistantMessage(Message):
         return any(b.is_sealed for b in self.thinking)
 
     @property
+    def has_sealed_parts(self) -> bool:
+        """Sealed thinking, or a native block: a provider's own data that, like
+        its thinking, holds only where the turn was produced. A turn with sealed
+        parts is bound when received and replayed only while kept."""
+        return self.has_sealed_thinking or any(isinstance(p, Native) for p in self.parts)
+
+    @property
     def thinking_text(self) -> str:
         return "".join(b.text for b in self.thinking if isinstance(b, ThinkingBlock.Text))
 
@@ -378,32 +416,45 @@ class AssistantMessage(Message):
         return self
 
     def with_content(self, content: str | None) -> AssistantMessage:
+        """The same object for the same content; otherwise a copy with this
+        text, its thinking unsealed, unbound. Native blocks without text (a
+        server tool's call and result) stay, in order, before the new text;
+        those with text (cited text) were part of the content it replaces."""
         if content == self.content_opt:  # None == None, "x" == "x"; None != ""
             return self
         content = None if content is None else check_str(content, "AssistantMessage.content")
-        return AssistantMessage._trusted(content, self.tool_calls, _unsealed_thinking(self.thinking))
+        natives = _content_parts(self.parts, keep_cited=False)
+        text: tuple[str, ...] = () if content is None else (content,)
+        return AssistantMessage._trusted(_layout(_unsealed_thinking(self.thinking), (*natives, *text), self.tool_calls))
 
     def with_tool_calls(self, tool_calls: Sequence[ToolCall]) -> AssistantMessage:
+        """The same object for the same calls; otherwise a copy with these
+        calls, its thinking unsealed, unbound; text and native blocks stay."""
         calls = _check_items(tool_calls, ToolCall, "AssistantMessage.tool_calls")
         if calls == self.tool_calls:
             return self
-        return AssistantMessage._trusted(self.content_opt, calls, _unsealed_thinking(self.thinking))
+        check_parts(len(self.parts) - len(self.tool_calls) + len(calls), "AssistantMessage.parts")
+        return AssistantMessage._trusted(_layout(_unsealed_thinking(self.thinking), _content_parts(self.parts), calls))
 
     def with_thinking(self, thinking: Sequence[ThinkingBlock] | str) -> AssistantMessage:
+        """A copy with this thinking (sealed blocks allowed), unbound; text,
+        native blocks and tool calls stay."""
         if isinstance(thinking, str):
-            blocks: Sequence[ThinkingBlock] = (ThinkingBlock.Text(thinking),) if thinking else ()
+            blocks: tuple[ThinkingBlock, ...] = (ThinkingBlock.Text(thinking),) if thinking else ()
         else:
-            blocks = thinking
-        return AssistantMessage(self.content_opt, self.tool_calls, blocks)
+            blocks = _check_items(thinking, ThinkingBlock, "AssistantMessage.thinking")
+        check_parts(len(self.parts) - len(self.thinking) + len(blocks), "AssistantMessage.parts")
+        return AssistantMessage._trusted(_layout(blocks, _content_parts(self.parts), self.tool_calls))
 
     def unsealed(self) -> AssistantMessage:
         """This turn with only its unsigned reasoning text: no signatures, redacted
-        or opaque blocks, no binding. Parts keep their order (this is the form
-        an unsealed turn goes out in, docs/fingerprint.md §6). The same object
-        when there is nothing to drop."""
+        or opaque blocks, each native block replaced by its text (or left out),
+        no binding. Parts keep their order (this is the form an unsealed turn
+        goes out in, docs/fingerprint.md §6). The same object when there is
+        nothing to drop."""
         cached = self._unsealed
         if cached is None:
-            if not self.has_sealed_thinking and self.thinking_binding is None:
+            if not self.has_sealed_parts and self.thinking_binding is None:
                 cached = self
             else:
                 cached = AssistantMessage.__new__(AssistantMessage)

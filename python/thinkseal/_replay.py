@@ -328,7 +328,7 @@ def prefix_digest(origin: Origin, context: bytes, chain_before: bytes) -> bytes:
 def decide_without_chain(message: AssistantMessage, target: Origin) -> int | None:
     """The reason code of ``message`` when it does not depend on the prefix, or
     None when the prefix check decides (docs/fingerprint.md §6, in order)."""
-    if not message.has_sealed_thinking:
+    if not message.has_sealed_parts:
         return NO_SEALED
     binding = message.thinking_binding
     if binding is None:
@@ -508,7 +508,7 @@ def rebind_messages(items: Sequence[Message], origin: Origin, context: bytes) ->
     total = len(out)
     chain, walked_to = CHAIN_START, 0
     for i, message in enumerate(out):
-        if isinstance(message, AssistantMessage) and message.has_sealed_thinking:
+        if isinstance(message, AssistantMessage) and message.has_sealed_parts:
             # The messages since the last sealed turn, chained the way they go
             # out (earlier turns are rebound already, so they go out sealed).
             chain = walk(out, walked_to, i, total, chain, origin, context).chain_end()
@@ -678,9 +678,9 @@ class Replay:
         return self.store.slot(key, self.log, make)
 
     def bind(self, reply: AssistantMessage) -> AssistantMessage:
-        """``reply`` bound to this request as it was sent, if it has sealed thinking;
-        otherwise returned as it is (a reply without sealed thinking is not sealed)."""
-        if not reply.has_sealed_thinking:
+        """``reply`` bound to this request as it was sent, if it has sealed parts
+        (thinking or native blocks); otherwise returned as it is."""
+        if not reply.has_sealed_parts:
             return reply._bound(None)
         prefix = prefix_digest(self.origin, self.context, self.chain_end)
         return reply._bound(Binding(self.origin, FINGERPRINT_VERSION, prefix, reply.digest))

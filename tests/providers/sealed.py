@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from thinkseal import ThinkingBlock
+from thinkseal import Native, ThinkingBlock
 from thinkseal.testing import EMULATOR_IDS, emulator
 
 Sealed = Callable[[int], tuple[list[ThinkingBlock], list[str]]]
@@ -68,6 +68,51 @@ SEALED: Mapping[str, Sealed] = MappingProxyType(
         "openai-responses": _openai_responses_sealed,
     }
 )
+
+
+def _native(provider: str, block: Callable[[str], dict[str, object]]) -> Callable[[int], tuple[Native, str]]:
+    def native(k: int) -> tuple[Native, str]:
+        secret = f"NATSEC{k}x{provider}~"
+        return Native.of(provider, block(secret)), secret
+
+    return native
+
+
+def _content_block(secret: str) -> dict[str, object]:
+    # A server tool's result as Claude returns it (encrypted, for the same model only).
+    return {
+        "type": "web_search_tool_result",
+        "tool_use_id": "srvtoolu_1",
+        "content": [{"type": "web_search_result", "url": "https://e.x", "encrypted_content": secret}],
+    }
+
+
+def _gemini_part(secret: str) -> dict[str, object]:
+    return {"executableCode": {"language": "PYTHON", "code": f"print({secret!r})"}}
+
+
+def _responses_item(secret: str) -> dict[str, object]:
+    return {"type": "compaction", "id": "cmp_1", "encrypted_content": secret}
+
+
+NATIVE: Mapping[str, Callable[[int], tuple[Native, str]] | None] = MappingProxyType(
+    {
+        "anthropic": _native("anthropic", _content_block),
+        "bedrock": _native("bedrock", lambda s: {"citationsContent": {"content": [{"text": s}], "citations": []}}),
+        "openrouter": _native("openrouter", _content_block),
+        "deepseek": _native("deepseek", _content_block),
+        "zai": _native("zai", _content_block),
+        "ollama": None,  # Ollama's messages have no blocks to carry one
+        "mistral": _native("mistral", lambda s: {"type": "reference", "reference_ids": [1], "note": s}),
+        "vertex-anthropic": _native("vertex-anthropic", _content_block),
+        "gemini": _native("gemini", _gemini_part),
+        "vertex-gemini": _native("vertex-gemini", _gemini_part),
+        "openai": _native("openai", _content_block),
+        "openai-responses": _native("openai-responses", _responses_item),
+    }
+)
+"""A native block each provider's reply may carry (a block of a kind the
+adapter keeps verbatim), with the secret in it; None where none can come."""
 
 OPTIONS: Mapping[str, Mapping[str, object]] = MappingProxyType({pid: emulator(pid).options for pid in EMULATOR_IDS})
 """The least options a request to each provider needs (its emulator's ``options``)."""

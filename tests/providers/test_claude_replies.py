@@ -39,6 +39,7 @@ from thinkseal import (
     ThinkingDelta,
     ToolCall,
     ToolCallDelta,
+    ToolMessage,
     UserMessage,
 )
 from thinkseal.testing.anthropic import AnthropicEmulator, Raw, Say
@@ -208,11 +209,17 @@ def test_unknown_blocks_never_break_a_reply(block: dict[str, Any]) -> None:
     for event in shifted:
         acc.feed(event)
     assert acc.finish() == reply
-    # Replayed as it came, to Anthropic only.
-    conv = QUESTION.append(reply, UserMessage("Go on."))
-    req = A.prepare(conv, model=A_MODEL, max_tokens=1024)
+    # Replayed as it came with its kept turn, to Anthropic only.
+    answered = QUESTION.append(reply, *[ToolMessage("ok", call.id) for call in reply.tool_calls])
+    req = A.prepare(answered, model=A_MODEL, max_tokens=1024)
+    assert [e.reason for e in req.report] == ["kept"]
     assert block in req.body["messages"][1]["content"]
-    assert block["type"] not in B.prepare(conv, model=B_MODEL).content.decode()
+    # Sealed data like the thinking around it: withheld once the turn is not kept.
+    unpaired = QUESTION.append(reply, UserMessage("Go on."))
+    assert block["type"] not in B.prepare(unpaired, model=B_MODEL).content.decode()
+    req = A.prepare(unpaired, model=A_MODEL, max_tokens=1024)
+    assert [e.reason for e in req.report] == ["unpaired-tool-call"]
+    assert block["type"] not in req.content.decode()
 
 
 def test_bedrock_citations_content_is_kept() -> None:

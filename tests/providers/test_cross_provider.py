@@ -40,7 +40,7 @@ from thinkseal import (
 from thinkseal.providers import PROVIDER_IDS
 from thinkseal.testing import EMULATOR_IDS, emulate, respond
 
-from .sealed import OPTIONS, SEALED
+from .sealed import NATIVE, OPTIONS, SEALED
 
 MODELS = ("model-a", "model-b")
 TOOL = Tool("lookup", "Look something up", {"type": "object", "properties": {"q": {"type": "string"}}})
@@ -63,7 +63,7 @@ class History:
 
 def test_every_provider_has_its_adapter_and_its_emulator() -> None:
     assert len(set(PROVIDER_IDS)) == len(PROVIDER_IDS)
-    assert set(EMULATOR_IDS) == set(PROVIDER_IDS) == set(SEALED) == set(OPTIONS)
+    assert set(EMULATOR_IDS) == set(PROVIDER_IDS) == set(SEALED) == set(NATIVE) == set(OPTIONS)
     for provider_id in PROVIDER_IDS:
         assert thinkseal.provider(provider_id).id == provider_id
 
@@ -108,7 +108,14 @@ def play(script: list[tuple[Any, ...]]) -> History:
             blocks, secrets = SEALED[provider](k)
             calls = [ToolCall(f"call{k:05d}x", "lookup", {"q": str(k)})] if with_call else []
             origin = Origin(provider, model)
-            reply = AssistantMessage(None if with_call else f"answer {k}", calls, blocks)
+            text = [] if with_call else [f"answer {k}"]
+            native = NATIVE[provider]
+            if native is None:
+                reply = AssistantMessage.from_parts([*blocks, *text, *calls])
+            else:
+                block, secret = native(k)
+                secrets = [*secrets, secret]
+                reply = AssistantMessage.from_parts([*blocks, block, *text, *calls])
             h.tokens += [Token(s, origin, len(h.conv)) for s in secrets]
             h.conv = respond(h.conv, origin, reply)
             if with_call:

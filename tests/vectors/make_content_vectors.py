@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from thinkseal import (
     AssistantMessage,
@@ -59,10 +60,33 @@ MESSAGES: list[Message] = [
 ]
 
 
+# Stored without a document's media type: it defaults to "application/pdf" for
+# data or a URL and "text/plain" for text (docs/fingerprint.md §3).
+DEFAULT_MEDIA_TYPE: list[Message] = [
+    UserMessage([Document(PDF), Document(url="https://example.com/r.pdf"), "Read both."]),
+    ToolMessage([Document(text="Plain words.")], "toolu_3"),
+]
+
+
+def _without_media_types(stored: dict[str, Any]) -> dict[str, Any]:
+    for part in stored["content"]:
+        if isinstance(part, dict) and part.get("type") == "document":
+            del part["media_type"]
+    return stored
+
+
 def main() -> None:
     cases = [
         {"message": message_to_dict(m), "encoding": _core.encode_message(m).hex(), "digest": m.digest.hex()}
         for m in MESSAGES
+    ]
+    cases += [
+        {
+            "message": _without_media_types(message_to_dict(m)),
+            "encoding": _core.encode_message(m).hex(),
+            "digest": m.digest.hex(),
+        }
+        for m in DEFAULT_MEDIA_TYPE
     ]
     out = Path(__file__).with_name("content-v1.json")
     out.write_text(json.dumps({"version": 1, "messages": cases}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -23,6 +23,7 @@ from thinkseal import (
     Document,
     Image,
     Message,
+    Native,
     Origin,
     SystemMessage,
     ThinkingBlock,
@@ -157,6 +158,59 @@ def content_parts_and_breakpoints() -> tuple[Conversation, Origin]:
     return respond(conv, CLAUDE, sealed(2, text="Seen.")), CLAUDE
 
 
+def unsealed_turn_keeps_text_parts_apart() -> tuple[Conversation, Origin]:
+    # Two adjacent text parts of a turn that goes out unsealed stay two parts;
+    # an Opaque block in it is dropped.
+    turn = AssistantMessage.from_parts(
+        [Text("mulls", "sig1"), "Part one. ", "Part two.", ThinkingBlock.Opaque("openrouter", '{"id":"r1"}')]
+    )
+    conv = respond(start(), OTHER_MODEL, turn)
+    return respond(conv.append(UserMessage("More.")), CLAUDE, sealed(2, text="Kept.")), CLAUDE
+
+
+def native_blocks_of_a_turn_not_kept() -> tuple[Conversation, Origin]:
+    # A provider's native blocks are sealed data: a turn bound to another model
+    # goes out with each one replaced by its text, or left out when it has none;
+    # a turn of native blocks only, with no thinking, is sealed too.
+    search = Native("anthropic", '{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}')
+    cited = Native("anthropic", '{"type":"text","text":"Paris.","citations":[]}', text="Paris.")
+    turn = AssistantMessage.from_parts([Text("look", "sig1"), search, "It is ", cited])
+    conv = respond(start(), OTHER_MODEL, turn)
+    conv = respond(conv.append(UserMessage("Sure?")), OTHER_MODEL, AssistantMessage.from_parts([cited]))
+    conv = respond(conv.append(UserMessage("Thanks.")), CLAUDE, sealed(3, text="Welcome."))
+    unbound = AssistantMessage.from_parts(["Imported: ", search])
+    return conv.append(UserMessage("Again?"), unbound, UserMessage("Bye.")), CLAUDE
+
+
+def prefix_changed_before_unpaired() -> tuple[Conversation, Origin]:
+    # A turn whose prefix changed and whose call goes unanswered reads as
+    # prefix-changed (the earlier row of the table); a result after a user
+    # message answers nothing and goes out as user text.
+    conv = respond(start(), CLAUDE, sealed(1, "c1"))
+    items: list[Message] = list(conv)
+    items[1] = UserMessage("Find it, please.")
+    items += [UserMessage("Never mind."), ToolMessage("late", "c1")]
+    return conv.with_messages(items), CLAUDE
+
+
+def system_parts_and_empty_account() -> tuple[Conversation, Origin]:
+    # A system message's text parts join with no separator in the context; an
+    # empty account is no account; a binding written with lowercase escapes
+    # reads as the same binding.
+    conv = Conversation([SystemMessage(["Be ", CacheBreakpoint(), "brief."]), UserMessage("Find it.")], TOOLS)
+    conv = respond(conv, Origin("anthropic", "claude;a"), sealed(1, text="Found."))
+    return conv.append(UserMessage("Next.")), Origin("anthropic", "claude;a", "")
+
+
+def as_written_with_lowercase_escapes_and_empty_account(case: dict[str, Any]) -> None:
+    """The file as another implementation must read it: the target's account
+    written as "" and the binding's escape in lowercase (both read the same)."""
+    case["target"]["account"] = ""
+    stored = case["messages"][2]
+    assert ";claude%3Ba;" in stored["binding"]
+    stored["binding"] = stored["binding"].replace("claude%3Ba", "claude%3ba")
+
+
 CASES: dict[str, Callable[[], tuple[Conversation, Origin]]] = {
     "stray and duplicate tool results": stray_and_duplicate_results,
     "unpaired call": unpaired_call,
@@ -168,6 +222,16 @@ CASES: dict[str, Callable[[], tuple[Conversation, Origin]]] = {
     "version mismatch, turn changed, prefix changed, unbound": edits_and_versions,
     "system message inside a tool run": system_in_tool_run,
     "content parts, breakpoints and a stray result with parts": content_parts_and_breakpoints,
+    "unsealed turn keeps adjacent text parts apart, drops an Opaque block": unsealed_turn_keeps_text_parts_apart,
+    "native blocks of a turn not kept give way to their text": native_blocks_of_a_turn_not_kept,
+    "prefix-changed before unpaired-tool-call, a late tool result": prefix_changed_before_unpaired,
+    "system text parts joined, empty account, lowercase escapes": system_parts_and_empty_account,
+}
+
+
+# Cases whose file form is written differently from how the library writes it.
+AS_WRITTEN: dict[str, Callable[[dict[str, Any]], None]] = {
+    "system text parts joined, empty account, lowercase escapes": as_written_with_lowercase_escapes_and_empty_account,
 }
 
 
@@ -175,7 +239,7 @@ def case(name: str, make: Callable[[], tuple[Conversation, Origin]]) -> dict[str
     conv, target = make()
     replay = Conversation.from_json(conv.to_json()).replay(target)  # cold: nothing cached
     sent = replay.sent_messages()
-    return {
+    written = {
         "name": name,
         "target": {"provider": target.provider, "model": target.model, "account": target.account},
         "messages": [message_to_dict(m) for m in conv],
@@ -187,6 +251,9 @@ def case(name: str, make: Callable[[], tuple[Conversation, Origin]]) -> dict[str
         "sent_digests": [m.digest.hex() for m in sent],
         "chain_end": replay.chain_end.hex(),
     }
+    if name in AS_WRITTEN:
+        AS_WRITTEN[name](written)
+    return written
 
 
 def main() -> None:

@@ -72,7 +72,7 @@ from .._reply import Delta, ReplyInfo, TextDelta, ThinkingDelta, ToolCallDelta, 
 from .._tool import Tool
 from ._base import Built, Provider, StreamParser
 from ._options import BODY_FIELDS, check_choice, check_object, frozen_options, response_format
-from ._response import Node, error_text, parse_arguments, valid_text, wrap_errors
+from ._response import Node, check_depth, error_text, parse_arguments, valid_text, wrap_errors
 from ._wire import counted, fragment, splice, tallied_wire_messages
 
 PATH = "/chat/completions"
@@ -523,11 +523,15 @@ def raise_provider_error(root: Node) -> None:
     raise ResponseError(f"the provider reported an error: {error_text(message)}", path="$.error")
 
 
-def _without_nulls(value: Any) -> Any:
+def _without_nulls(value: Any, path: str, depth: int = 1) -> Any:
+    """``value`` with keys sorted and null members left out, at every level
+    (nesting past ``Limits.max_depth`` is a ``ResponseError`` at ``path``)."""
     if isinstance(value, Mapping):
-        return {k: _without_nulls(v) for k, v in sorted(value.items()) if v is not None}
+        check_depth(depth, path)
+        return {k: _without_nulls(v, path, depth + 1) for k, v in sorted(value.items()) if v is not None}
     if isinstance(value, list):
-        return [_without_nulls(v) for v in value]
+        check_depth(depth, path)
+        return [_without_nulls(v, path, depth + 1) for v in value]
     return value
 
 
@@ -538,7 +542,8 @@ def stored_json(node: Node) -> str:
     reorders keys)."""
     node.object()
     try:
-        text = json.dumps(_without_nulls(node.value), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        plain = _without_nulls(node.value, node.path)
+        text = json.dumps(plain, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError, RecursionError) as exc:
         raise ResponseError(f"not JSON: {exc}", path=node.path) from None
     return valid_text(text, node.path)
@@ -551,7 +556,7 @@ def native_block(provider: str, node: Node) -> Native:
     nulls and reorders keys)."""
     node.object()
     try:
-        return Native.of(provider, _without_nulls(node.value))
+        return Native.of(provider, _without_nulls(node.value, node.path))
     except ThinksealError as exc:
         raise wrap_errors(node.path, exc) from None
 

@@ -452,9 +452,12 @@ def native_part(provider: str, block: Mapping[str, Any], path: str, text: str | 
     value = {k: v for k, v in block.items() if v is not None}
     try:
         data = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
-        return Native(provider, data, text)
     except (TypeError, ValueError, RecursionError) as err:
         raise ResponseError(f"block is not JSON: {err}", path=path) from None
+    try:
+        return Native(provider, data, text)
+    except ValidationError as err:  # over the limits (nesting, string length) or a lone surrogate
+        raise wrap_errors(path, err) from None
 
 
 def reply_of(parts: list[Part], path: str) -> AssistantMessage:

@@ -11,6 +11,7 @@ from typing import Any, TypeVar, overload
 
 from .._errors import ResponseError, ThinksealError
 from .._json import finite_loads
+from .._limits import limits
 
 T = TypeVar("T")
 _MISSING: Any = object()
@@ -30,6 +31,15 @@ def error_text(value: object, limit: int = 500) -> str:
         except (RecursionError, ValueError, TypeError):
             text = f"<{type(value).__name__} too deeply nested to show>"
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def check_depth(depth: int, path: str) -> None:
+    """Refuse a response value nested past ``Limits.max_depth`` with a
+    ``ResponseError`` at ``path`` (for the recursive copies made of unknown
+    blocks, which would otherwise raise ``RecursionError``)."""
+    limit = limits().max_depth
+    if depth > limit:
+        raise ResponseError(f"nested deeper than {limit} levels (Limits.max_depth)", path=path)
 
 
 def _describe(kind: type | tuple[type, ...]) -> str:

@@ -104,7 +104,7 @@ from . import _claude
 from ._base import Built, Provider, StreamParser
 from ._connection import CLAUDE_REJECTIONS, Connection
 from ._options import BODY_FIELDS, frozen_options
-from ._response import Node, b64_text, parse_arguments, valid_text
+from ._response import Node, b64_text, check_depth, parse_arguments, valid_text
 from ._wire import dumps, splice
 
 _RESERVED: Final[Mapping[str, str]] = MappingProxyType(
@@ -486,14 +486,17 @@ def _redacted(value: object, path: str) -> ThinkingBlock:
     return _claude.redacted(data, path)
 
 
-def _jsonable(value: Any) -> Any:
-    """A Converse value as in the HTTP JSON: boto3's blobs (bytes) as base64 text."""
+def _jsonable(value: Any, path: str, depth: int = 1) -> Any:
+    """A Converse value as in the HTTP JSON: boto3's blobs (bytes) as base64
+    text. Nesting past ``Limits.max_depth`` is a ``ResponseError`` at ``path``
+    (the block), not a ``RecursionError``."""
     if isinstance(value, (bytes, bytearray)):
         return base64.b64encode(bytes(value)).decode()
-    if isinstance(value, Mapping):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+    if isinstance(value, (Mapping, list, tuple)):
+        check_depth(depth, path)
+        if isinstance(value, Mapping):
+            return {k: _jsonable(v, path, depth + 1) for k, v in value.items()}
+        return [_jsonable(v, path, depth + 1) for v in value]
     return value
 
 
@@ -501,7 +504,7 @@ def _native(block: Mapping[str, Any], path: str) -> Native:
     """A content block thinkseal does not read, kept as Bedrock's own. A
     ``citationsContent`` block carries the generated text: that is its text
     for other providers."""
-    value = _jsonable(block)
+    value = _jsonable(block, path)
     if not any(v is not None for v in value.values()):
         raise ResponseError("unknown content block type (members: none)", path=path)
     text = None

@@ -337,6 +337,7 @@ pub struct Path {
     segments: Vec<String>,
     depth: usize,
     max_depth: usize,
+    max_string: usize,
 }
 
 impl Path {
@@ -352,6 +353,7 @@ impl Path {
             segments: vec![root.to_owned()],
             depth: 0,
             max_depth: MAX_DEPTH,
+            max_string: usize::MAX,
         }
     }
 
@@ -360,6 +362,26 @@ impl Path {
     pub fn with_max_depth(mut self, max_depth: usize) -> Self {
         self.max_depth = max_depth.min(MAX_DEPTH);
         self
+    }
+
+    /// This path, refusing strings (values and keys) of more than `max_string`
+    /// characters (Unicode code points), where the walker checks them.
+    #[must_use]
+    pub fn with_max_string(mut self, max_string: usize) -> Self {
+        self.max_string = max_string;
+        self
+    }
+
+    /// The error for a string of `length` characters when that is over the
+    /// limit (`Limits.max_string`), naming this path.
+    pub fn check_string(&self, length: usize) -> Result<(), JcsError> {
+        if length > self.max_string {
+            let limit = self.max_string;
+            return Err(self.error(format!(
+                "a string of {length} characters, over the limit of {limit} (Limits.max_string)"
+            )));
+        }
+        Ok(())
     }
 
     pub fn push_index(&mut self, i: usize) {

@@ -60,10 +60,12 @@ fn parse_binding(text: &str) -> Binding {
     }
 }
 
+/// Signed Text, Redacted and Opaque blocks, and a native block of the turn
+/// (the provider's own data) are sealed.
 fn is_sealed(part: &Part) -> bool {
     match part {
         Part::Thinking(Block::Text { signature, .. }) => signature.is_some(),
-        Part::Thinking(_) => true,
+        Part::Thinking(_) | Part::Native(_) => true,
         _ => false,
     }
 }
@@ -96,8 +98,9 @@ fn answered(messages: &[Message], turn: usize, ids: &[&str]) -> HashSet<String> 
     got
 }
 
-/// The as-sent parts: seals taken off unless kept, then only the first call
-/// of each answered id; order kept.
+/// The as-sent parts: seals taken off unless kept (a native block replaced by
+/// its text, or left out), then only the first call of each answered id;
+/// order kept.
 fn sent_parts(parts: &[Part], kept: bool, answered: &HashSet<String>) -> Vec<Part> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
@@ -117,6 +120,11 @@ fn sent_parts(parts: &[Part], kept: bool, answered: &HashSet<String>) -> Vec<Par
                 }
             }
             Part::Thinking(_) if !kept => {}
+            Part::Native(native) if !kept => {
+                if let Some(text) = native.text.as_ref().filter(|t| !t.is_empty()) {
+                    out.push(Part::Text(text.clone()));
+                }
+            }
             _ => out.push(part.clone()),
         }
     }
@@ -253,7 +261,11 @@ fn walk_vectors() {
         let target = Origin {
             provider: s(&t["provider"]),
             model: s(&t["model"]),
-            account: t["account"].as_str().map(str::to_owned),
+            // An empty account is no account (docs/fingerprint.md §7).
+            account: t["account"]
+                .as_str()
+                .filter(|a| !a.is_empty())
+                .map(str::to_owned),
         };
         let context = digest::context_digest(&context_of(case, &messages));
         assert_eq!(hex(&context), s(&case["context_digest"]), "{name}: context");

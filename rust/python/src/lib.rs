@@ -29,19 +29,21 @@ fn owned_str(obj: &Bound<'_, PyAny>, path: &str) -> PyResult<String> {
 }
 
 /// RFC 8785 bytes of a JSON value nested at most `max_depth` levels (at most
-/// 256); `ValidationError` naming the path under `root` otherwise.
+/// 256) whose strings have at most `max_string` characters; `ValidationError`
+/// naming the path under `root` otherwise.
 #[pyfunction]
-#[pyo3(signature = (value, root = "$", max_depth = 256))]
+#[pyo3(signature = (value, root = "$", max_depth = 256, max_string = usize::MAX))]
 fn canonical_json<'py>(
     py: Python<'py>,
     value: &Bound<'py, PyAny>,
     root: &str,
     max_depth: usize,
+    max_string: usize,
 ) -> PyResult<Bound<'py, PyBytes>> {
     guard(py, || {
         Ok(PyBytes::new(
             py,
-            &walk::canonical_json(value, root, max_depth)?,
+            &walk::canonical_json(value, root, max_depth, max_string)?,
         ))
     })
 }

@@ -52,10 +52,18 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
 }
 
 /// RFC 8785 bytes of a Python JSON value (dict / list / tuple / str / int /
-/// float / bool / None), validating as it goes, nested at most `max_depth` levels.
-pub fn canonical_json(obj: &Bound<'_, PyAny>, root: &str, max_depth: usize) -> PyResult<Vec<u8>> {
+/// float / bool / None), validating as it goes, nested at most `max_depth`
+/// levels, with no string (value or key) over `max_string` characters.
+pub fn canonical_json(
+    obj: &Bound<'_, PyAny>,
+    root: &str,
+    max_depth: usize,
+    max_string: usize,
+) -> PyResult<Vec<u8>> {
     let mut out = Vec::with_capacity(64);
-    let mut path = Path::starting_at(root).with_max_depth(max_depth);
+    let mut path = Path::starting_at(root)
+        .with_max_depth(max_depth)
+        .with_max_string(max_string);
     write_json(&mut out, obj, &mut path)?;
     Ok(out)
 }
@@ -72,6 +80,8 @@ fn write_json(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, path: &mut Path) -> PyR
     } else if let Ok(f) = obj.cast::<PyFloat>() {
         jcs::write_f64(out, f.value()).map_err(|e| fail(path, e.to_string()))?;
     } else if obj.is_instance_of::<PyString>() {
+        path.check_string(obj.len()?)
+            .map_err(|e| fail(path, e.reason))?;
         let s = py_str(obj, &path.render())?;
         jcs::write_string(out, &s);
     } else if let Ok(dict) = obj.cast::<PyDict>() {
@@ -88,6 +98,8 @@ fn write_json(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, path: &mut Path) -> PyR
         let mut texts: Vec<Cow<'_, str>> = Vec::with_capacity(keys.len());
         let mut values: Vec<Bound<'_, PyAny>> = Vec::with_capacity(keys.len());
         for key in &keys {
+            path.check_string(key.len()?)
+                .map_err(|e| fail(path, format!("object key: {}", e.reason)))?;
             texts.push(py_str(key, &path.render())?);
             values.push(
                 dict.get_item(key)?

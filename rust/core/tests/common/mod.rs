@@ -189,7 +189,15 @@ pub fn content(value: &Value) -> Content {
                 text: opt_s(&p["text"]),
                 title: opt_s(&p["title"]),
                 citations: p["citations"].as_bool().expect("citations"),
-                media_type: s(&p["media_type"]),
+                // Not written: PDF for data or a URL, plain text for text (§3).
+                media_type: opt_s(&p["media_type"]).unwrap_or_else(|| {
+                    if p["text"].is_string() {
+                        "text/plain"
+                    } else {
+                        "application/pdf"
+                    }
+                    .to_owned()
+                }),
             },
             "native" => ContentPart::Native(native(p)),
             other => panic!("unknown content part type {other}"),
