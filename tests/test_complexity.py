@@ -172,3 +172,32 @@ def test_parallel_results_answered_one_by_one_cost_each_the_same(n: int, monkeyp
         conv = conv.append(ToolMessage(f"r{i}", f"c{i}"))
         assert conv.replay_report(CLAUDE)[0].reason == ("kept" if i == n - 1 else "unpaired-tool-call")
     assert counting.reads <= 8 * n, counting.reads
+
+
+def test_caches_kept_per_conversation_are_bounded_in_the_number_of_origins() -> None:
+    """A conversation replayed to many origins (a server switching among many
+    models) keeps the caches of the ones it used last, so ``with_messages``
+    and ``append`` copy a bounded number of entries, and the origin in use
+    stays incremental."""
+    conv = tool_loop_history(20)
+    origins = [Origin("anthropic", f"model-{k}") for k in range(50)]
+    for origin in [*origins, CLAUDE]:
+        conv.replay(origin)
+    assert len(conv._replay) == _replay.MAX_CACHED_ORIGINS
+    assert next(reversed(conv._replay)) == CLAUDE
+    assert origins[-1] in conv._replay
+    assert origins[0] not in conv._replay
+    edited = conv.with_messages(list(conv))
+    assert len(edited._replay) == _replay.MAX_CACHED_ORIGINS
+    grown = conv.append(UserMessage("next"))
+    assert len(grown._replay) == _replay.MAX_CACHED_ORIGINS
+    assert [e.reason for e in grown.replay(origins[0]).report] == ["origin-mismatch"] * 20  # decided afresh
+
+
+def test_deciding_again_after_many_origins_still_hashes_only_new_messages(monkeypatch: pytest.MonkeyPatch) -> None:
+    conv = tool_loop_history(300)
+    for k in range(30):
+        conv.replay(Origin("openrouter", f"m{k}"))
+    counts = work_after_one_turn(conv, monkeypatch)
+    assert counts["digests"] <= 3, counts
+    assert counts["chain steps"] <= 4, counts

@@ -448,8 +448,27 @@ class MessageLog:
 
 
 # A conversation's replay caches: per target origin, a store and how many of
-# its entries are this conversation's own.
+# its entries are this conversation's own; the origins used last at the end.
 ReplayCaches = dict[Origin, tuple[ReplayStore, int]]
+# How many origins' caches a conversation keeps (and hands on to the
+# conversations derived from it): the ones it was decided for last. A server
+# that switches among many models keeps its own and the derived conversations'
+# bookkeeping bounded; an origin dropped here is decided afresh once.
+MAX_CACHED_ORIGINS: Final[int] = 8
+
+
+def remember(caches: ReplayCaches, origin: Origin, entry: tuple[ReplayStore, int]) -> None:
+    """Keep ``entry`` for ``origin`` as the most recent, dropping the least
+    recently decided origins past ``MAX_CACHED_ORIGINS``. Each step is one
+    atomic dict operation, so threads deciding for other origins at once at
+    worst drop an entry that is then rebuilt."""
+    caches.pop(origin, None)
+    caches[origin] = entry
+    while len(caches) > MAX_CACHED_ORIGINS:
+        try:
+            caches.pop(next(iter(caches)), None)
+        except (StopIteration, RuntimeError):  # emptied or resized by another thread meanwhile
+            break
 
 
 def settled_after(items: Sequence[Message], start: int, settled_before: int, total: int) -> int:
@@ -488,7 +507,7 @@ def decide_replay(
     if have < settled:
         store = store.extend(have, log, walk(items, have, settled, total, store.chain_before(have), origin, context))
         have = settled
-    caches[origin] = (store, have)
+    remember(caches, origin, (store, have))
     open_code = 0
     if settled < total:  # an open tool loop: its turn is decided without walking the run
         turn = items[settled]
