@@ -20,6 +20,7 @@ from thinkseal import (
     ToolMessage,
     UserMessage,
     _replay,
+    _walk,
     provider,
 )
 from thinkseal.providers import PROVIDER_IDS
@@ -63,8 +64,8 @@ def tool_loop_history(turns: int) -> Conversation:
 
 def work_after_one_turn(conv: Conversation, monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     conv.replay(CLAUDE)  # decided once before, as a server does on every request
-    counting = CountingCore(_replay._core)
-    monkeypatch.setattr(_replay, "_core", counting)
+    counting = CountingCore(_walk._core)
+    monkeypatch.setattr(_walk, "_core", counting)
     reply = AssistantMessage(None, [ToolCall("call_new", "step", {})], [ThinkingBlock.Text("new", "sig-new")])
     grown = respond(conv, CLAUDE, reply).append(ToolMessage("ok", "call_new"))
     report = grown.replay(CLAUDE).report
@@ -83,8 +84,8 @@ def test_hashing_after_one_turn_is_flat_in_history_length(monkeypatch: pytest.Mo
 def test_a_branch_or_edit_rehashes_only_what_changed(monkeypatch: pytest.MonkeyPatch) -> None:
     conv = tool_loop_history(500)
     conv.replay(CLAUDE)
-    counting = CountingCore(_replay._core)
-    monkeypatch.setattr(_replay, "_core", counting)
+    counting = CountingCore(_walk._core)
+    monkeypatch.setattr(_walk, "_core", counting)
     # Branch: two different continuations of the same history.
     a = conv.append(UserMessage("a"))
     b = conv.append(UserMessage("b"))

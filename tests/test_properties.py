@@ -28,7 +28,7 @@ from thinkseal import (
     UserMessage,
     _core,
 )
-from thinkseal._replay import stray_tool_message
+from thinkseal._walk import stray_tool_message
 from thinkseal.testing import respond
 
 Text = ThinkingBlock.Text

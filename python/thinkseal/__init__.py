@@ -24,9 +24,10 @@ from ._messages import (
     message_from_dict,
     message_to_dict,
 )
-from ._replay import Reason, ReasonName, Replay, ReplayEntry, ReplayReport
+from ._replay import Replay, ReplayEntry, ReplayReport
 from ._reply import Delta, Recovery, Reply, TextDelta, ThinkingDelta, ToolCallDelta, Usage
 from ._tool import Tool
+from ._walk import Reason, ReasonName
 
 if TYPE_CHECKING:
     from .client import AsyncClient, Client

@@ -15,17 +15,9 @@ from ._limits import check_body
 from ._load import decode_stored, message_of
 from ._messages import Message, SystemMessage
 from ._reader import Reader, reroot
-from ._replay import (
-    MessageLog,
-    Replay,
-    ReplayCaches,
-    ReplayReport,
-    decide_replay,
-    rebind_messages,
-    settled_after,
-    settled_end,
-)
+from ._replay import MessageLog, Replay, ReplayCaches, ReplayReport, decide_replay
 from ._tool import Tool, tool_from_dict, tool_to_dict
+from ._walk import rebind_messages, settled_after, settled_end
 
 
 def _check_messages(messages: object, start: int = 0) -> list[Message]:

@@ -1,19 +1,12 @@
-"""The replay decision: which sealed turns go out sealed to a target, and why
-(docs/fingerprint.md §6 is the specification this module follows).
+"""The replay decision for a conversation and a target: the public ``Replay``
+(what goes out, and the binding of the reply), ``ReplayReport`` and
+``ReplayEntry``, and the bookkeeping that makes a request after k new messages
+cost O(k): the decisions of the settled part of a conversation are kept in a
+``ReplayStore`` that conversations derived by appending share, so only new
+messages are walked (``decide_replay``).
 
-A turn's sealed thinking is replayed only if its binding names the target
-origin, the turn is unchanged, and the prefix before it (every message *as
-sent* to this target, plus the request context) still has the fingerprint the
-binding recorded. Each turn's as-sent form feeds the chain of every later
-turn, so unsealing a turn that used to go out sealed unseals every later turn
-bound over its sealed form. Kept turns need not be a leading run: a turn bound
-over an earlier turn's *unsealed* form (model B's turn after model A's, sent
-to B) is kept while that earlier turn is not.
-
-``walk`` decides turn by turn. Its results for the settled part of a
-conversation are kept in a ``ReplayStore`` that conversations derived by
-appending share, so a request after k new messages walks only those k
-(``decide_replay`` does that bookkeeping).
+The rules themselves (reasons, tool pairing, the as-sent form, the walk) are
+in ``_walk``, which docs/fingerprint.md §6 specifies.
 """
 
 from __future__ import annotations
@@ -22,148 +15,27 @@ from _thread import allocate_lock  # threading.Lock itself, without importing th
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
-from enum import StrEnum
-from typing import Any, Final, Literal, TypeVar, overload
+from typing import Any, Final, TypeVar, overload
 
-from . import _core
 from ._binding import FINGERPRINT_VERSION, Binding, Origin
 from ._errors import ValidationError
 from ._frozen import Frozen
-from ._messages import AssistantMessage, Message, ToolMessage, UserMessage
+from ._messages import AssistantMessage, Message, ToolMessage
+from ._walk import (
+    CHAIN_START,
+    KEPT,
+    Pairing,
+    Reason,
+    ReasonName,
+    Walk,
+    decide_with_chain,
+    decide_without_chain,
+    prefix_digest,
+    reason_of,
+    walk,
+)
 
-CHAIN_START: Final[bytes] = _core.CHAIN_START
 T = TypeVar("T")
-
-
-class Reason(StrEnum):
-    """Why an assistant turn goes out sealed (``KEPT``) or unsealed. A ``str``,
-    so ``entry.reason == "kept"`` holds; ``ReasonName`` is its ``Literal`` type."""
-
-    KEPT = "kept"
-    NO_SEALED_THINKING = "no-sealed-thinking"
-    UNBOUND = "unbound"
-    ORIGIN_MISMATCH = "origin-mismatch"
-    TURN_CHANGED = "turn-changed"
-    PREFIX_CHANGED = "prefix-changed"
-    VERSION_MISMATCH = "version-mismatch"
-    UNPAIRED_TOOL_CALL = "unpaired-tool-call"
-
-
-ReasonName = Literal[
-    "kept",
-    "no-sealed-thinking",
-    "unbound",
-    "origin-mismatch",
-    "turn-changed",
-    "prefix-changed",
-    "version-mismatch",
-    "unpaired-tool-call",
-]
-
-# A store keeps one byte per message: 0 for a message that is not an assistant
-# turn, else 1 + the reason's position in ``Reason``.
-REASONS: Final[tuple[Reason, ...]] = tuple(Reason)
-KEPT, NO_SEALED, UNBOUND, ORIGIN, TURN, PREFIX, VERSION, UNPAIRED = range(1, 9)
-
-
-def reason_of(code: int) -> Reason:
-    """The reason stored as ``code`` (never 0)."""
-    return REASONS[code - 1]
-
-
-def stray_tool_message(message: ToolMessage) -> UserMessage:
-    """The user message a tool result goes out as when it answers no call of the
-    turn before it (providers reject orphan tool results): a header naming the
-    call, then the result's content as fingerprinted (docs/fingerprint.md §6)."""
-    status = " (error)" if message.is_error else ""
-    header = f"[tool result for call {message.tool_call_id}{status}]\n"
-    content = message._fp_content
-    if isinstance(content, str):
-        return UserMessage(header + content)
-    return UserMessage((header, *content))
-
-
-class Pairing:
-    """Tool pairing, followed through a conversation in one pass: which calls
-    of the last assistant turn are answered, and whether a tool message is.
-
-    A call is answered by the first tool message with its id in the run of tool
-    messages right after its turn (system messages in the run are skipped). A
-    second call with an id already used in the turn is never answered, and a
-    second result for one call is a stray.
-    """
-
-    __slots__ = ("_items", "_open", "_total")
-
-    def __init__(self, items: Sequence[Message], total: int) -> None:
-        self._items = items
-        self._total = total
-        self._open: set[str] = set()
-
-    @classmethod
-    def resume(cls, items: Sequence[Message], start: int, total: int) -> Pairing:
-        """A pairing in the state it has just before ``items[start]``: the run
-        of tool and system messages back to the turn before it, replayed."""
-        pairing = cls(items, total)
-        j = start - 1
-        while j >= 0 and items[j].role in ("tool", "system"):
-            j -= 1
-        turn = items[j] if j >= 0 else None
-        if isinstance(turn, AssistantMessage):
-            pairing.assistant(j, turn)
-            for k in range(j + 1, start):
-                message = items[k]
-                if isinstance(message, ToolMessage):
-                    pairing.answers(message)
-        return pairing
-
-    def assistant(self, index: int, message: AssistantMessage) -> set[str]:
-        """The answered call ids of the turn at ``index`` (looking ahead)."""
-        answered: set[str] = set()
-        wanted = {c.id for c in message.tool_calls}
-        i = index + 1
-        while i < self._total and wanted:
-            item = self._items[i]
-            if isinstance(item, ToolMessage):
-                if item.tool_call_id in wanted:
-                    wanted.discard(item.tool_call_id)
-                    answered.add(item.tool_call_id)
-            elif item.role != "system":
-                break
-            i += 1
-        self._open = set(answered)
-        return answered
-
-    def answers(self, message: ToolMessage) -> bool:
-        """Whether ``message`` answers a still-open call of the turn before it."""
-        if message.tool_call_id in self._open:
-            self._open.discard(message.tool_call_id)
-            return True
-        return False
-
-    def sent(self, index: int, message: Message, code: int) -> Message:
-        """Message ``index`` as it goes out, given its reason ``code`` (read only
-        for assistant turns). Every route to an as-sent form comes through here."""
-        if isinstance(message, AssistantMessage):
-            return sent_form(message, code, self.assistant(index, message))
-        if isinstance(message, ToolMessage):
-            return message if self.answers(message) else stray_tool_message(message)
-        if message.role == "user":
-            self._open = set()
-        return message
-
-
-def sent_form(message: AssistantMessage, code: int, answered: set[str]) -> AssistantMessage:
-    """The turn as it goes out: itself when kept, else unsealed; in both cases
-    without the calls no tool result answers. Parts keep their order."""
-    sent = message if code == KEPT else message.unsealed()
-    return sent._only_calls(answered)
-
-
-def has_unpaired_calls(message: AssistantMessage, answered: int) -> bool:
-    """Whether a call of ``message`` goes unanswered, given how many of its call
-    ids are answered (a repeated id counts as unanswered)."""
-    return len(message.tool_calls) > answered
 
 
 class ReplayEntry(Frozen):
@@ -286,124 +158,6 @@ def _shared_length(old: object, new: object, start: int) -> int:
     return shared
 
 
-class Walk:
-    """What ``walk`` found for a range of messages: the chain value after each,
-    their reason codes (0 for messages that are not assistant turns), the
-    indices of the assistant turns, and the messages as sent."""
-
-    __slots__ = ("_last", "_pending", "chain", "codes", "sent", "turns")
-
-    def __init__(self, start_chain: bytes) -> None:
-        self.chain = bytearray()
-        self.codes = bytearray()
-        self.turns: list[int] = []
-        self.sent: list[Message] = []
-        self._last = start_chain  # the chain value after the chained messages
-        self._pending = 0  # how many of ``sent`` are not chained yet
-
-    def chain_end(self) -> bytes:
-        """The chain value after every message so far (chaining what is pending
-        in one native call)."""
-        if self._pending:
-            pending = self.sent[-self._pending :]
-            ensure_digests(pending)
-            steps = _core.chain(self._last, b"".join([m.digest for m in pending]))
-            self.chain += steps
-            self._last = steps[-32:]
-            self._pending = 0
-        return self._last
-
-    def add(self, sent: Message, code: int) -> None:
-        self.sent.append(sent)
-        self.codes.append(code)
-        self._pending += 1
-
-
-def prefix_digest(origin: Origin, context: bytes, chain_before: bytes) -> bytes:
-    return _core.prefix_digest(
-        FINGERPRINT_VERSION, origin.provider, origin.model, origin.account, context, chain_before
-    )
-
-
-def decide_without_chain(message: AssistantMessage, target: Origin) -> int | None:
-    """The reason code of ``message`` when it does not depend on the prefix, or
-    None when the prefix check decides (docs/fingerprint.md §6, in order)."""
-    if not message.has_sealed_parts:
-        return NO_SEALED
-    binding = message.thinking_binding
-    if binding is None:
-        return UNBOUND
-    if binding.version != FINGERPRINT_VERSION:
-        return VERSION
-    if binding.origin != target:
-        return ORIGIN
-    if binding.turn != message.digest:
-        return TURN
-    return None
-
-
-def decide_with_chain(
-    message: AssistantMessage, target: Origin, context: bytes, chain_before: bytes, answered: int
-) -> int:
-    """The rest of the decision once ``decide_without_chain`` found nothing:
-    the prefix check, then tool pairing (``answered`` of its calls answered)."""
-    binding = message.thinking_binding
-    assert binding is not None
-    if binding.prefix != prefix_digest(target, context, chain_before):
-        return PREFIX
-    return UNPAIRED if has_unpaired_calls(message, answered) else KEPT
-
-
-def ensure_digests(messages: Sequence[Message]) -> None:
-    """Compute the missing digests of ``messages`` in one native batch (hashed
-    without the GIL; when the batch is large, on a second thread while the
-    rest are encoded)."""
-    missing = [m for m in messages if m._digest is None]
-    if len(missing) > 1:
-        for message, digest in zip(missing, _core.message_digests(missing, 2), strict=True):
-            object.__setattr__(message, "_digest", digest)
-
-
-def walk(
-    items: Sequence[Message], start: int, end: int, total: int, chain: bytes, target: Origin, context: bytes
-) -> Walk:
-    """Decide messages ``start..end`` of ``items[:total]`` for ``target``, turn by
-    turn, after the chain value ``chain``. ``total`` bounds the look-ahead of
-    tool pairing. Only a prefix check needs the chain value, so the messages
-    since the last check are chained just before it, in one native call.
-    """
-    out = Walk(chain)
-    pairing = Pairing.resume(items, start, total)
-    # Every message that goes out as itself, or whose own digest a check reads,
-    # hashed up front in one batch (on two threads when it is large).
-    ensure_digests(
-        [m for m in items[start:end] if not isinstance(m, AssistantMessage) or m.thinking_binding is not None]
-    )
-    for i in range(start, end):
-        message = items[i]
-        if not isinstance(message, AssistantMessage):
-            out.add(pairing.sent(i, message, 0), 0)
-            continue
-        answered = pairing.assistant(i, message)
-        code = decide_without_chain(message, target)
-        if code is None:
-            code = decide_with_chain(message, target, context, out.chain_end(), len(answered))
-        out.turns.append(i)
-        out.add(sent_form(message, code, answered), code)
-    out.chain_end()
-    return out
-
-
-def settled_end(items: Sequence[Message], total: int) -> int:
-    """Messages before this index have final decisions: appending can change
-    only the pairing of the last assistant turn still followed by nothing but
-    tool and system messages."""
-    i = total - 1
-    while i >= 0 and items[i].role in ("tool", "system"):
-        i -= 1
-    return i if i >= 0 and items[i].role == "assistant" else total
-
-
 class OpenRun:
     """The run of tool and system messages after the open assistant turn at
     ``turn`` (the last turn of a tool loop still being answered), read as far as
@@ -471,18 +225,6 @@ def remember(caches: ReplayCaches, origin: Origin, entry: tuple[ReplayStore, int
             break
 
 
-def settled_after(items: Sequence[Message], start: int, settled_before: int, total: int) -> int:
-    """``settled_end(items, total)``, knowing ``settled_end(items, start)`` is
-    ``settled_before``: reads only ``items[start:total]`` (an append)."""
-    i = total - 1
-    while i >= start and items[i].role in ("tool", "system"):
-        i -= 1
-    if i >= start:  # the last message that is no tool result or system message is new
-        return i if items[i].role == "assistant" else total
-    # Only tool results and system messages came: an open turn stays open.
-    return settled_before if settled_before < start else total
-
-
 def decide_replay(
     log: MessageLog, total: int, settled: int, caches: ReplayCaches, origin: Origin, context: bytes
 ) -> Replay:
@@ -520,21 +262,20 @@ def decide_replay(
     return Replay(log, total, origin, context, store, settled, open_code)
 
 
-def rebind_messages(items: Sequence[Message], origin: Origin, context: bytes) -> list[Message]:
-    """``items`` with every turn that has sealed thinking bound to its present
-    prefix under ``origin`` (``Conversation.rebind``)."""
-    out = list(items)
-    total = len(out)
-    chain, walked_to = CHAIN_START, 0
-    for i, message in enumerate(out):
-        if isinstance(message, AssistantMessage) and message.has_sealed_parts:
-            # The messages since the last sealed turn, chained the way they go
-            # out (earlier turns are rebound already, so they go out sealed).
-            chain = walk(out, walked_to, i, total, chain, origin, context).chain_end()
-            walked_to = i
-            prefix = prefix_digest(origin, context, chain)
-            out[i] = message._bound(Binding(origin, FINGERPRINT_VERSION, prefix, message.digest))
-    return out
+class TurnDecision:
+    """One assistant turn's decision: its ``index``, the ``turn`` as in the
+    conversation, the form it is ``sent`` in, the ``reason``, and whether it
+    is ``open``: only tool results and system messages follow it (a tool loop
+    being continued)."""
+
+    __slots__ = ("index", "open", "reason", "sent", "turn")
+
+    def __init__(self, index: int, turn: AssistantMessage, sent: AssistantMessage, reason: Reason, open: bool) -> None:  # noqa: A002
+        self.index = index
+        self.turn = turn
+        self.sent = sent
+        self.reason = reason
+        self.open = open
 
 
 class ReplayReport(Sequence[ReplayEntry]):
@@ -650,6 +391,23 @@ class Replay:
     def open_turns(self) -> list[int]:
         """The assistant turns decided after the stored ones: the open turn, if any."""
         return [self.settled] if self.settled < self.total else []
+
+    def last_turn(self) -> TurnDecision | None:
+        """The decision for the conversation's last assistant turn (None when
+        it has none): what an adapter checks before sending a continuation."""
+        items = self.log.items
+        index = self.settled if self.settled < self.total else self.total - 1
+        while index >= 0 and not isinstance(items[index], AssistantMessage):
+            index -= 1
+        if index < 0:
+            return None
+        turn = items[index]
+        assert isinstance(turn, AssistantMessage)
+        sent = self.sent(index)
+        assert isinstance(sent, AssistantMessage)
+        reason = self.reason(index)
+        assert reason is not None
+        return TurnDecision(index, turn, sent, reason, index == self.settled and self.settled < self.total)
 
     def code(self, index: int) -> int:
         """The reason code of message ``index`` (0 for messages that are not assistant turns)."""

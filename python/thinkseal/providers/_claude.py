@@ -52,8 +52,9 @@ from .._content import CacheBreakpoint, ContentPart, Document, Image, Native
 from .._conversation import Conversation
 from .._errors import ReplayError, ResponseError, ValidationError
 from .._messages import AssistantMessage, Message, Part, SystemMessage, ToolCall, ToolMessage, UserMessage
-from .._replay import Reason, Replay, reason_of
+from .._replay import Replay
 from .._reply import ReplyInfo, Usage
+from .._walk import Reason
 from ._base import StreamParser
 from ._options import response_format
 from ._response import Node, error_text, parse_arguments, wrap_errors
@@ -350,20 +351,15 @@ def check_tool_loop(
     thinking that cannot go out is an error then."""
     if not thinking.active or thinking.drop_block:
         return
-    index = len(conversation) - 1
-    while index >= 0 and isinstance(conversation[index], (ToolMessage, SystemMessage)):
-        index -= 1
-    if index < 0 or index == len(conversation) - 1 or not isinstance(conversation[index], AssistantMessage):
-        return
-    turn = replay.sent(index)
-    assert isinstance(turn, AssistantMessage)
+    last = replay.last_turn()
+    if last is None or not last.open or last.index == len(conversation) - 1:
+        return  # no tool loop being continued
+    index, turn = last.index, last.sent
     if not turn.tool_calls or leading_thinking(turn, key):
         return  # no tool results go out for it (all stray), or it is fine
-    original = conversation[index]
-    assert isinstance(original, AssistantMessage)
-    if thinking.type == "adaptive" and not original.has_sealed_thinking:
+    if thinking.type == "adaptive" and not last.turn.has_sealed_thinking:
         return  # answered without thinking: it goes back as it came
-    reason = reason_of(replay.code(index))
+    reason = last.reason
     if reason is Reason.KEPT:  # sealed, but its first block is not thinking
         reason = Reason.NO_SEALED_THINKING
     raise ReplayError(

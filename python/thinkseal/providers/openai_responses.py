@@ -391,24 +391,18 @@ def continuation_start(conversation: Conversation, replay: Replay) -> int:
     """With ``previous_response_id``: the index of the first message after the
     last assistant turn, once the server's copy of the history is known to be
     this conversation's (see the module docstring)."""
-    messages = conversation.messages
-    last = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AssistantMessage)), None)
-    if last is None:
+    decision = replay.last_turn()
+    if decision is None:
         raise ValidationError(
             "previous_response_id: the conversation has no assistant turn for the previous response to be",
             path="previous_response_id",
         )
-    if last == len(messages) - 1:
+    last, reason = decision.index, decision.reason
+    if last == len(conversation) - 1:
         raise ValidationError(
             "previous_response_id: nothing to send after the last assistant turn", path="previous_response_id"
         )
-    reason = replay.reason(last)
-    assert reason is not None
-    turn = messages[last]
-    sent = replay.sent(last)
-    assert isinstance(turn, AssistantMessage)
-    assert isinstance(sent, AssistantMessage)
-    if reason not in ("kept", "no-sealed-thinking") or len(sent.tool_calls) != len(turn.tool_calls):
+    if reason not in ("kept", "no-sealed-thinking") or len(decision.sent.tool_calls) != len(decision.turn.tool_calls):
         raise ReplayError(
             f"previous_response_id: the last assistant turn (messages[{last}]) is {reason}: the history OpenAI"
             " stored for the previous response is not this conversation's (edited, pruned, another model or"

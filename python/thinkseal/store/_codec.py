@@ -25,8 +25,8 @@ from .._errors import ConflictError, ThinksealError, ValidationError
 from .._load import message_of, native_messages, strict_loads
 from .._messages import Message
 from .._reader import Reader, reroot
-from .._replay import CHAIN_START, ensure_digests
 from .._tool import Tool, tool_from_dict, tool_to_dict
+from .._walk import CHAIN_START, ensure_digests
 
 __all__ = ["CHAIN_START", "Integrity", "SessionNotFoundError"]
 
