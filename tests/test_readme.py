@@ -1,4 +1,4 @@
-"""The Python examples of README.md and docs/api.md run as written (so they stay true)."""
+"""The Python examples of README.md, docs/api.md and docs/ledger.md run as written (so they stay true)."""
 
 from __future__ import annotations
 
@@ -31,3 +31,14 @@ def test_api_page_examples_run(capsys) -> None:
     namespace: dict[str, object] = {}
     exec(compile("\n".join(blocks), "docs/api.md", "exec"), namespace)
     assert isinstance(namespace["history"], thinkseal.Conversation)
+
+
+def test_ledger_page_example_runs() -> None:
+    """docs/ledger.md's example: its asserts check that an imported history is
+    recognised and replayed sealed."""
+    text = (Path(__file__).parents[1] / "docs" / "ledger.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks
+    namespace: dict[str, object] = {}
+    exec(compile("\n".join(blocks), "docs/ledger.md", "exec"), namespace)
+    assert namespace["attached"].recognised == 1  # type: ignore[attr-defined]

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from thinkseal import Binding, Conversation, Origin, SystemMessage, Tool, _core, message_from_dict, message_to_dict
+from thinkseal.ledger._entries import Checker, Datum, keys
 
 VECTORS: dict[str, Any] = json.loads(
     (Path(__file__).parent / "vectors" / "fingerprint-v1.json").read_text(encoding="utf-8")
@@ -157,3 +158,20 @@ def test_breakpoints_are_not_encoded_and_a_lone_text_part_is_a_string() -> None:
     ]
     plain = by_content[json.dumps("Only text.")]
     assert with_breakpoint["encoding"] == plain["encoding"]
+
+
+# -- ledger vectors (tests/vectors/ledger-v1.json; docs/fingerprint.md §11) ------------------------
+
+LEDGER: dict[str, Any] = json.loads((Path(__file__).parent / "vectors" / "ledger-v1.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("case", LEDGER["keys"], ids=lambda c: f"{c['kind']}-{c['account']}")
+def test_ledger_keys(case: dict[str, Any]) -> None:
+    (key,) = keys(case["account"], [Datum(case["kind"], case["provider"], case["datum"])])
+    assert key.hex() == case["key"]
+
+
+@pytest.mark.parametrize("case", LEDGER["checks"], ids=lambda c: f"{c['secret'] or 'none'}-{c['binding'][:9]}")
+def test_ledger_entry_checks(case: dict[str, Any]) -> None:
+    checker = Checker(bytes.fromhex(case["secret"]))
+    assert checker.check(bytes.fromhex(case["key"]), case["binding"]).hex() == case["check"]

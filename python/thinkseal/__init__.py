@@ -31,6 +31,7 @@ from ._walk import Reason, ReasonName
 
 if TYPE_CHECKING:
     from .client import AsyncClient, Client
+    from .ledger import AsyncLedger, Attached, Ledger
     from .providers import PreparedRequest, provider
 
 __version__ = "0.1.0"
@@ -40,6 +41,8 @@ __all__ = [
     "FINGERPRINT_VERSION",
     "AssistantMessage",
     "AsyncClient",
+    "AsyncLedger",
+    "Attached",
     "Binding",
     "CacheBreakpoint",
     "Client",
@@ -49,6 +52,7 @@ __all__ = [
     "Delta",
     "Document",
     "Image",
+    "Ledger",
     "Limits",
     "Message",
     "Native",
@@ -86,9 +90,12 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     # Loaded on first use, so ``import thinkseal`` stays light (tests/interop/test_imports.py):
-    # the clients import httpx, and the adapters are needed only once a request is prepared.
+    # the clients import httpx, the ledger logging, and the adapters are needed only once a
+    # request is prepared.
     if name in ("Client", "AsyncClient"):
         package = "client"
+    elif name in ("Ledger", "AsyncLedger", "Attached"):
+        package = "ledger"
     elif name in ("provider", "PreparedRequest", "providers"):
         package = "providers"
     else:

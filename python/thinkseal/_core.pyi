@@ -15,6 +15,9 @@ __all__ = [
     "context_digest",
     "encode_message",
     "frozen_json",
+    "ledger_check",
+    "ledger_entry_key",
+    "ledger_keys",
     "load_document",
     "message_digest",
     "message_digests",
@@ -45,3 +48,6 @@ def load_document(
     text: object, kit: tuple[object, ...], max_depth: int, max_string: int, max_parts: int
 ) -> object | None: ...
 def frozen_json(text: object, frozen_dict: type, frozen_list: type) -> object | None: ...
+def ledger_keys(account: str | None, data: Sequence[tuple[str, str | None, str]]) -> list[bytes]: ...
+def ledger_entry_key(secret: bytes) -> bytes: ...
+def ledger_check(entry_key: bytes, key: bytes, binding: str) -> bytes: ...

@@ -4,6 +4,7 @@
 //! - [`model`]: the hashed view of messages, tools and request context.
 //! - [`encode`]: the canonical, injective byte encoding of that model.
 //! - [`digest`]: versioned BLAKE3 digests and the per-prefix chain.
+//! - [`ledger`]: the seal ledger's keys (sealed data scoped by account) and entry checks.
 //! - [`parse`]: a strict JSON reader for stored conversations (a fast path
 //!   that refuses what it is not sure of).
 //! - [`wire`]: the compact JSON of request bodies (Python `json.dumps` bytes).
@@ -15,6 +16,7 @@
 pub mod digest;
 pub mod encode;
 pub mod jcs;
+pub mod ledger;
 pub mod model;
 pub mod parse;
 pub mod wire;

@@ -5,6 +5,7 @@
 //! Every entry point runs under [`errors::guard`], so no panic reaches Python.
 
 mod errors;
+mod ledger;
 mod load;
 mod pipeline;
 mod strings;
@@ -231,5 +232,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(prefix_digest, m)?)?;
     m.add_function(wrap_pyfunction!(load_document, m)?)?;
     m.add_function(wrap_pyfunction!(frozen_json, m)?)?;
+    m.add_function(wrap_pyfunction!(ledger::ledger_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(ledger::ledger_entry_key, m)?)?;
+    m.add_function(wrap_pyfunction!(ledger::ledger_check, m)?)?;
     Ok(())
 }

@@ -1,0 +1,66 @@
+//! The seal ledger's keys and entry checks for Python (`thinkseal.ledger`);
+//! the rules are in `thinkseal_core::ledger`.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList};
+use thinkseal_core::digest::Digest;
+use thinkseal_core::ledger::{self, Kind};
+
+use crate::errors::{guard, validation_error};
+
+fn digest_of(py: Python<'_>, bytes: &[u8], what: &str) -> PyResult<Digest> {
+    Digest::try_from(bytes)
+        .map_err(|_| validation_error(py, what, &format!("expected 32 bytes, got {}", bytes.len())))
+}
+
+/// The ledger keys of sealed data under `account`: one per `(kind, provider,
+/// datum)`, kind one of "signature", "redacted", "opaque", "native".
+#[pyfunction]
+#[pyo3(signature = (account, data))]
+pub fn ledger_keys<'py>(
+    py: Python<'py>,
+    account: Option<&str>,
+    data: Vec<(String, Option<String>, String)>,
+) -> PyResult<Bound<'py, PyList>> {
+    guard(py, || {
+        let keys = data
+            .into_iter()
+            .map(|(name, provider, datum)| {
+                let kind = Kind::from_name(&name).ok_or_else(|| {
+                    validation_error(py, "kind", &format!("unknown datum kind {name:?}"))
+                })?;
+                Ok(ledger::datum_key(
+                    account,
+                    kind,
+                    provider.as_deref(),
+                    &datum,
+                ))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, keys.iter().map(|k| PyBytes::new(py, k)))
+    })
+}
+
+/// The key of a ledger's entry checks, from its secret (empty for none).
+#[pyfunction]
+pub fn ledger_entry_key<'py>(py: Python<'py>, secret: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    guard(py, || Ok(PyBytes::new(py, &ledger::entry_key(secret))))
+}
+
+/// The check of the entry `key` -> `binding` under `entry_key`.
+#[pyfunction]
+pub fn ledger_check<'py>(
+    py: Python<'py>,
+    entry_key: &[u8],
+    key: &[u8],
+    binding: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
+    guard(py, || {
+        let entry_key = digest_of(py, entry_key, "entry_key")?;
+        let key = digest_of(py, key, "key")?;
+        Ok(PyBytes::new(
+            py,
+            &ledger::entry_check(&entry_key, &key, binding),
+        ))
+    })
+}
