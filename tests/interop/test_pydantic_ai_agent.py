@@ -327,3 +327,38 @@ def test_export_refuses_instructions_that_are_not_one_plain_system_message(instr
     with pytest.raises(ValidationError) as info:
         ts_pydantic_ai.export_messages(conv, instructions=instructions)
     assert info.value.path == path
+
+
+def test_tool_outcomes_an_export_cannot_restore_are_listed() -> None:
+    messages: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart("Delete it?")]),
+        ModelResponse(parts=[ToolCallPart("delete", {}, "c1"), ToolCallPart("lookup", {}, "c2")]),
+        ModelRequest(
+            parts=[
+                ToolReturnPart("delete", "The user denied this call.", "c1", outcome="denied"),
+                ToolReturnPart("lookup", "city is required", "c2", outcome="retried"),
+            ]
+        ),
+    ]
+    imported = ts_pydantic_ai.import_history(messages)
+    assert imported.conversation[2] == ToolMessage("The user denied this call.", "c1")  # an ordinary result
+    assert imported.conversation[3] == ToolMessage("city is required", "c2", is_error=True)
+    assert [d.path for d in imported.dropped] == [
+        "messages[2].parts[0].outcome",
+        "messages[2].parts[1].outcome",
+        "tools",
+    ]
+    assert "'denied'" in imported.dropped[0].why
+    assert "'delete', 'lookup'" in imported.dropped[2].why
+
+
+def test_an_appending_system_prompt_keeps_its_text_and_lists_its_context_id() -> None:
+    messages: list[ModelMessage] = [
+        ModelRequest(
+            parts=[SystemPromptPart("Budget: 3 calls.", context_id="system_prompt:budget"), UserPromptPart("Go")]
+        ),
+    ]
+    imported = ts_pydantic_ai.import_history(messages)
+    assert imported.conversation[0] == SystemMessage("Budget: 3 calls.")
+    assert imported.dropped[0].path == "messages[0].parts[0].context_id"
+    assert "<pyai:context>" in imported.dropped[0].why

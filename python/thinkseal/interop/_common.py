@@ -149,7 +149,10 @@ def json_value(value: object, path: str, *, level: int = 1, convert: Convert | N
                 copy, members = [None] * len(item), list(enumerate(item))
             # Pushed last first, so the members are checked in order and the first bad one is named.
             for k, v in reversed(members):
-                stack.append((v, copy, k, (trail, k), depth + 1, converted))
+                if _plain_leaf(v, bounds.max_string):
+                    copy[k] = v  # the common case, without a trip through the stack
+                else:
+                    stack.append((v, copy, k, (trail, k), depth + 1, converted))
             into[key] = copy
         elif convert is not None and not converted:
             try:
@@ -161,6 +164,16 @@ def json_value(value: object, path: str, *, level: int = 1, convert: Convert | N
         else:
             raise fail(_path(path, trail), f"{kind_name(item)} is not a JSON value")
     return out[0]
+
+
+def _plain_leaf(value: object, string_limit: int) -> bool:
+    """``value`` is a JSON scalar that needs no further look: None, a bool, a
+    short int, or an ASCII string within the limit (exact types only)."""
+    if type(value) is str:
+        return len(value) <= string_limit and value.isascii()
+    if type(value) is int:
+        return value.bit_length() <= _LONG_INT_BITS
+    return value is None or type(value) is bool
 
 
 def _check_text(text: str, trail: Any, root: str, limit: int) -> None:
