@@ -14,11 +14,15 @@ import anthropic
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
+    BinaryContent,
+    FilePart,
     ModelMessage,
     ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
     ModelSettingsDeltaPart,
+    NativeToolCallPart,
+    NativeToolReturnPart,
     SystemPromptPart,
     TextPart,
     ThinkingPart,
@@ -362,3 +366,27 @@ def test_an_appending_system_prompt_keeps_its_text_and_lists_its_context_id() ->
     assert imported.conversation[0] == SystemMessage("Budget: 3 calls.")
     assert imported.dropped[0].path == "messages[0].parts[0].context_id"
     assert "<pyai:context>" in imported.dropped[0].why
+
+
+def test_native_tool_parts_and_files_of_an_agent_run_are_kept_and_exported_exactly() -> None:
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(
+            parts=[
+                ThinkingPart("Search first.", signature="c2ln", provider_name="google-gla"),
+                NativeToolCallPart("web_search", {"query": "paris weather"}, "srv_1", provider_name="anthropic"),
+                NativeToolReturnPart(
+                    "web_search", [{"url": "https://example.com"}], "srv_1", provider_name="anthropic"
+                ),
+                FilePart(BinaryContent(b"\x89PNG\r\n\x1a\n", media_type="image/png")),
+                TextPart("Here is a chart."),
+            ]
+        )
+
+    messages = Agent(FunctionModel(model), instructions=INSTRUCTIONS).run_sync("Chart it").all_messages()
+    imported = ts_pydantic_ai.import_history(messages)
+    turn = imported.conversation[-1]
+    assert isinstance(turn, AssistantMessage)
+    assert [type(p).__name__ for p in turn.parts] == ["Opaque", "Native", "Native", "Native", "str"]
+    assert {p.provider for p in turn.parts if isinstance(p, (Native, ThinkingBlock.Opaque))} == {"pydantic-ai"}
+    exported = ts_pydantic_ai.export_messages(imported.conversation, instructions=imported.instructions)
+    assert history(exported) == history(messages)
