@@ -27,6 +27,7 @@ from pydantic_ai.messages import (
     SystemPromptPart,
     TextPart,
     ThinkingPart,
+    ToolAvailabilityDeltaPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
@@ -706,7 +707,11 @@ def pydantic_ai_seed() -> list[Any]:
             ]
         ),
         ModelRequest(
-            parts=[ToolReturnPart("get_weather", {"temp": 18}, "c1"), UserPromptPart("Thanks")],
+            parts=[
+                ToolReturnPart("get_weather", {"temp": 18}, "c1"),
+                UserPromptPart("Thanks"),
+                ToolAvailabilityDeltaPart(tools_added=["get_time"]),
+            ],
             instructions="Answer in one sentence.",
         ),
         ModelResponse(parts=[TextPart("Done.")]),

@@ -290,8 +290,9 @@ class _Reader:
         kind = getattr(part, "part_kind", None)
         if isinstance(kind, str) and kind in _BOOKKEEPING:
             self.drop(path, _BOOKKEEPING[kind])
-            if kind == "tool-availability-delta":
-                for name in getattr(part, "tools_added", None) or ():
+            added = getattr(part, "tools_added", None)
+            if kind == "tool-availability-delta" and isinstance(added, (list, tuple)):
+                for name in added:
                     self.tool(name)
             return []
         raise fail(path, f"{type(part).__name__} has no counterpart in a thinkseal conversation")
