@@ -6,6 +6,16 @@ import json
 from typing import Any
 
 from hypothesis import strategies as st
+from pydantic_ai.messages import (
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 
 from thinkseal import (
     AssistantMessage,
@@ -292,3 +302,54 @@ def pydantic_ai_conversations(draw: st.DrawFn) -> Conversation:
             call_ids += [c.id for c in message.tool_calls]
             messages.append(message)
     return Conversation(messages)
+
+
+# -- pydantic-ai histories, as an Agent run writes them ----------------------------------------
+
+tool_return_values = st.one_of(
+    text,  # most tools return a string
+    st.sampled_from(["", "  ", '{"temp": 18}', "[tool error] x"]),
+    st.none(),
+    json_value,
+    st.lists(text, max_size=2),
+)
+
+
+@st.composite
+def pydantic_ai_histories(draw: st.DrawFn) -> list[Any]:
+    """Requests and responses in turn: the system prompt opening the first
+    request, the same instructions on every request, tool results (string or
+    not, failed or not) answering the calls of the response before them."""
+    instructions = draw(st.none() | text)
+    opening = [SystemPromptPart(draw(text))] if draw(st.booleans()) else []
+    out: list[Any] = [ModelRequest(parts=[*opening, UserPromptPart(draw(text))], instructions=instructions)]
+    for n in range(draw(st.integers(0, 3))):
+        parts: list[Any] = [TextPart(draw(text))] if draw(st.booleans()) else []
+        calls = [ToolCallPart(draw(word), draw(json_object), f"call_{n}_{k}") for k in range(draw(st.integers(0, 2)))]
+        out.append(ModelResponse(parts=[*parts, *calls] or [TextPart(draw(text))]))
+        returns = [
+            ToolReturnPart(
+                call.tool_name,
+                draw(tool_return_values),
+                call.tool_call_id,
+                outcome=draw(st.sampled_from(["success", "failed"])),
+            )
+            for call in calls
+        ]
+        follow = [UserPromptPart(draw(text))] if draw(st.booleans()) or not returns else []
+        out.append(ModelRequest(parts=[*returns, *follow], instructions=instructions))
+    return out
+
+
+def history(messages: list[Any]) -> Any:
+    """What a pydantic-ai history says: each message's kind, parts and
+    instructions, as pydantic-ai writes them as JSON, without the times, ids,
+    usage and run metadata it stamps on each run (none of which a model is sent)."""
+    out = []
+    for message in ModelMessagesTypeAdapter.dump_python(messages, mode="json"):
+        parts = [{k: v for k, v in part.items() if k != "timestamp"} for part in message["parts"]]
+        entry = {"kind": message["kind"], "parts": parts}
+        if message["kind"] == "request":
+            entry["instructions"] = message["instructions"]
+        out.append(entry)
+    return out

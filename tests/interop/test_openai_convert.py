@@ -87,6 +87,44 @@ def test_a_chat_history_exports_back_exactly() -> None:
     assert reasoning == {"role": "assistant", "content": "Try again later.", "reasoning": "The tool failed."}
 
 
+def langchain_history() -> list[dict[str, Any]]:
+    """Chat dicts as LangChain's ``convert_to_openai_messages`` writes them: a
+    tool result carries the tool's ``name``, and string content."""
+    return [
+        {"role": "user", "content": "Weather in Paris?"},
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {"type": "function", "id": "1", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}
+            ],
+            "content": "",
+        },
+        {"role": "tool", "name": "get_weather", "content": '{"temp": 18}', "tool_call_id": "1"},
+        {"role": "assistant", "content": "It is 18°C."},
+    ]
+
+
+def test_a_langchain_style_history_imports_and_exports_what_it_can() -> None:
+    stored = langchain_history()
+    conv = ts_openai.import_chat(stored)
+    assert conv[2] == ToolMessage('{"temp": 18}', "1")
+    exported = ts_openai.export_chat(conv)["messages"]
+    # The tool's name is the call's (thinkseal keeps it there), and the empty content is written as such.
+    expected = langchain_history()
+    del expected[2]["name"]
+    assert exported == expected
+    assert ts_openai.import_chat(exported) == conv
+
+
+def test_a_tool_result_named_for_another_tool_is_refused() -> None:
+    stored = langchain_history()
+    stored[2]["name"] = "get_time"
+    with pytest.raises(ValidationError) as info:
+        ts_openai.import_chat(stored)
+    assert info.value.path == "messages[2].name"
+    assert "'get_weather'" in str(info.value)
+
+
 def test_a_chat_completion_reply_imports_from_its_model_dump() -> None:
     message = fixture("openai", "chat_completion_object.json")["choices"][0]["message"]
     conv = ts_openai.import_chat([{"role": "user", "content": "Describe"}, message])

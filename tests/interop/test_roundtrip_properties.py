@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic_ai.messages import ModelMessage, ModelRequest
 
-from thinkseal import AssistantMessage, Conversation, Origin, ValidationError
+from thinkseal import AssistantMessage, Conversation, Origin, SystemMessage, ValidationError
 from thinkseal.interop import anthropic as ts_anthropic
 from thinkseal.interop import openai as ts_openai
 from thinkseal.interop import pydantic_ai as ts_pydantic_ai
@@ -18,9 +19,12 @@ from thinkseal.interop import pydantic_ai as ts_pydantic_ai
 from .strategies import (
     anthropic_conversations,
     chat_conversations,
+    history,
     json_value,
     pydantic_ai_conversations,
+    pydantic_ai_histories,
     responses_conversations,
+    text,
 )
 
 
@@ -79,6 +83,32 @@ def test_pydantic_ai_round_trip(conv: Conversation) -> None:
     back = ts_pydantic_ai.import_messages(exported)
     assert list(back) == list(conv), (list(back), list(conv), exported)
     same(back, conv)
+
+
+@given(pydantic_ai_conversations(), text)
+def test_pydantic_ai_instructions_round_trip(conv: Conversation, instructions: str) -> None:
+    """The agent's instructions, after the leading system messages, go out as
+    every request's ``instructions`` and come back to the same place."""
+    at = next((i for i, m in enumerate(conv) if not isinstance(m, SystemMessage)), len(conv))
+    with_instructions = conv.with_messages([*conv[:at], SystemMessage(instructions), *conv[at:]])
+    exported = ts_pydantic_ai.export_messages(with_instructions, instructions=at)
+    requests = [m for m in exported if isinstance(m, ModelRequest)]
+    assert requests
+    assert all(m.instructions == instructions for m in requests)
+    imported = ts_pydantic_ai.import_history(exported)
+    same(imported.conversation, with_instructions)
+    assert imported.instructions == at
+    assert [d.path for d in imported.dropped] == ["tools"]
+
+
+@given(pydantic_ai_histories())
+def test_pydantic_ai_history_round_trips(messages: list[ModelMessage]) -> None:
+    """``export(import(x)) == x`` for histories as an Agent writes them: tool
+    results of any value (strings above all, also blank ones, None and JSON),
+    the same instructions on every request, the system prompt first."""
+    imported = ts_pydantic_ai.import_history(messages)
+    exported = ts_pydantic_ai.export_messages(imported.conversation, instructions=imported.instructions)
+    assert history(exported) == history(messages)
 
 
 @given(anthropic_conversations())

@@ -14,7 +14,9 @@ thinkseal``, and no module imports an SDK before one of its functions needs it::
   ``export_chat``), Responses input items (``import_responses`` /
   ``export_responses``) and the bridges for ``openai.OpenAI`` / ``AsyncOpenAI``.
 - ``thinkseal.interop.pydantic_ai``: pydantic-ai ``ModelMessage`` lists
-  (``import_messages`` / ``export_messages``).
+  (``import_messages`` / ``export_messages``; ``import_history`` also says
+  where the agent's instructions went and what the history holds that the
+  conversation does not).
 - ``thinkseal.interop.bedrock``: the bridges for a boto3 ``bedrock-runtime`` client.
 
 Imported sealed thinking is never bound: call ``Conversation.rebind(origin)``

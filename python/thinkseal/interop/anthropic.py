@@ -57,9 +57,11 @@ from ._common import (
     breakpoint_of,
     fail,
     items_of,
+    json_value,
     made,
     native,
     refuse,
+    shown,
 )
 
 __all__ = [
@@ -117,7 +119,7 @@ def _system(value: object, path: str) -> SystemMessage:
 def _message(node: Obj) -> list[Message]:
     role = node.text("role")
     if role not in ("user", "assistant"):
-        raise fail(node.at("role"), f"expected 'user' or 'assistant', got {role!r}")
+        raise fail(node.at("role"), f"expected 'user' or 'assistant', got {shown(role)}")
     content = node.value.get("content")
     where = node.at("content")
     if isinstance(content, str):
@@ -257,7 +259,7 @@ def _tool(node: Obj) -> Tool:
         "type", "name", "description", "input_schema", "cache_control"
     ):
         raise fail(node.path, "only custom (function) tools with name, description, input_schema, cache_control")
-    schema = node.get("input_schema", Mapping)
+    schema = json_value(node.get("input_schema", Mapping), node.at("input_schema"))
     marks = breakpoint_of(node)
     return made(
         node.path, Tool, node.text("name"), node.get("description", str, ""), schema, marks[0] if marks else None
@@ -272,7 +274,7 @@ def _output_config(node: Obj) -> dict[str, Any] | None:
         return None
     if fmt.text("type") != "json_schema" or not fmt.only("type", "schema"):
         raise fail(fmt.path, 'expected {"type": "json_schema", "schema": {...}}')
-    return {"type": "json_schema", "json_schema": {"schema": fmt.get("schema", Mapping)}}
+    return {"type": "json_schema", "json_schema": {"schema": json_value(fmt.get("schema", Mapping), fmt.at("schema"))}}
 
 
 # -- export ------------------------------------------------------------------------------

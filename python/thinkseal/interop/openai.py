@@ -17,7 +17,9 @@ Chat completions (``import_chat`` / ``export_chat``):
   text under ``reasoning_field`` (``"reasoning_content"`` by default).
 - The chat format has no tool-error flag: an ``is_error`` result goes out
   after ``"[tool error] "`` (as every chat adapter sends it), and a tool
-  message starting with that prefix imports as an error.
+  message starting with that prefix imports as an error. A tool message's
+  ``name`` (LangChain writes the tool's) is taken when it is the name of the
+  call it answers, and not written back.
 
 Responses (``import_responses`` / ``export_responses``):
 
@@ -69,10 +71,11 @@ from ._common import (
     expect,
     fail,
     items_of,
+    json_value,
     made,
     native,
     refuse,
-    without_nulls,
+    shown,
 )
 
 __all__ = [
@@ -191,11 +194,24 @@ def import_chat(
     """A conversation from OpenAI chat-completions messages (the dicts
     ``client.chat.completions.create`` takes, or a reply's
     ``message.model_dump()``), its ``tools`` and ``response_format``."""
-    out = [_chat_message(Obj(value, path)) for value, path in items_of(messages, "messages")]
+    out: list[Message] = []
+    calls: dict[str, str] = {}  # the name of each tool call so far, by id
+    for value, path in items_of(messages, "messages"):
+        node = Obj(value, path)
+        message = _chat_message(node)
+        if isinstance(message, AssistantMessage):
+            calls.update((call.id, call.name) for call in message.tool_calls)
+        elif isinstance(message, ToolMessage) and node.has("name"):
+            # LangChain writes the tool's name on its result; thinkseal has it from the call.
+            name, called = node.text("name"), calls.get(message.tool_call_id)
+            if called is not None and name != called:
+                raise fail(node.at("name"), f"{shown(name)} is not the name of the call it answers ({shown(called)})")
+        out.append(message)
     tool_list = [_chat_tool(Obj(value, path)) for value, path in items_of(tools or (), "tools")]
+    fmt = None
     if response_format is not None:
-        expect(response_format, Mapping, "response_format", "an object")
-    return _conversation(out, tool_list, response_format)
+        fmt = json_value(expect(response_format, Mapping, "response_format", "an object"), "response_format")
+    return _conversation(out, tool_list, fmt)
 
 
 def _chat_message(node: Obj) -> Message:
@@ -208,12 +224,12 @@ def _chat_message(node: Obj) -> Message:
         _only(node, ("role", "content"))
         return made(where, UserMessage, _chat_content(node.value.get("content"), where))
     if role == "tool":
-        _only(node, ("role", "content", "tool_call_id"))
+        _only(node, ("role", "content", "tool_call_id", "name"))
         content, is_error = _error_content(_chat_content(node.value.get("content"), where), where)
         return made(where, ToolMessage, content, node.text("tool_call_id"), is_error)
     if role == "assistant":
         return _chat_assistant(node)
-    raise fail(node.at("role"), f"expected 'system', 'developer', 'user', 'assistant' or 'tool', got {role!r}")
+    raise fail(node.at("role"), f"expected 'system', 'developer', 'user', 'assistant' or 'tool', got {shown(role)}")
 
 
 def _only(node: Obj, keys: Sequence[str]) -> None:
@@ -316,7 +332,9 @@ def _chat_tool(node: Obj) -> Tool:
         raise fail(node.at("type"), "only function tools are kept")
     function = node.obj("function")
     marks = breakpoint_of(node)
-    parameters = function.get("parameters", Mapping, {"type": "object", "properties": {}})
+    parameters = json_value(
+        function.get("parameters", Mapping, {"type": "object", "properties": {}}), function.at("parameters")
+    )
     return made(
         node.path,
         Tool,
@@ -589,18 +607,16 @@ def _responses_assistant(item: Obj, kind: str) -> list[Part]:
                 plain = False
         if plain:
             return list(texts)
-        return [native(RESPONSES, _sorted(item.value), item.path, "".join(texts) or None)]
-    return [native(RESPONSES, _sorted(item.value), item.path)]
-
-
-def _sorted(value: Mapping[str, Any]) -> Any:
-    return without_nulls(value)
+        return [native(RESPONSES, item.value, item.path, "".join(texts) or None, sort=True)]
+    return [native(RESPONSES, item.value, item.path, sort=True)]
 
 
 def _responses_tool(node: Obj) -> Tool:
     if node.text("type") != "function":
         raise fail(node.at("type"), "only function tools are kept")
-    parameters = node.get("parameters", Mapping, {"type": "object", "properties": {}})
+    parameters = json_value(
+        node.get("parameters", Mapping, {"type": "object", "properties": {}}), node.at("parameters")
+    )
     return made(node.path, Tool, node.text("name"), node.get("description", str, ""), parameters)
 
 
@@ -610,7 +626,8 @@ def _text_format(node: Obj) -> dict[str, Any] | None:
         return None
     kind = fmt.text("type")
     if kind == "json_schema":
-        return {"type": "json_schema", "json_schema": {k: v for k, v in fmt.value.items() if k != "type"}}
+        spec = json_value(fmt.value, fmt.path)
+        return {"type": "json_schema", "json_schema": {k: v for k, v in spec.items() if k != "type"}}
     if not fmt.only("type"):
         raise fail(fmt.path, f"a {kind} format has no other fields")
     return {"type": kind}
