@@ -137,7 +137,7 @@ PLANTS: list[tuple[Callable[[Any], Any], str, int]] = [
     (chat_arguments, "messages[0].tool_calls[0].function.arguments.v", 2),
     (responses_item, "input[0].v", 2),
     (responses_reasoning, "input[0].v", 2),
-    (pydantic_ai_tool_return, "messages[2].parts[0].content.v", 2),
+    (pydantic_ai_tool_return, "messages[2].parts[0].content.v", 3),  # kept in a native block's object
     (pydantic_ai_args, "messages[0].parts[0].args.v", 2),
     (pydantic_ai_native_call, "messages[0].parts[0].args.v", 3),  # the part is kept whole
 ]

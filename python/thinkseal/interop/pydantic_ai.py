@@ -373,7 +373,8 @@ class _Reader:
             body = value
         else:
             where = f"{path}.content"
-            plain = json_value(value, where, convert=_serializer(self.pm.tool_return_ta))
+            # Level 2: the value is kept inside the native block's object, which Native holds to the limits too.
+            plain = json_value(value, where, level=2, convert=_serializer(self.pm.tool_return_ta))
             text = _pydantic(where, lambda: part.model_response_str(wrap_if_error=False)) or None
             kept = dumps({"type": "tool-return", "content": plain})
             body = [made(where, Native, PYDANTIC_AI, kept, text)]
