@@ -833,6 +833,44 @@ def test_frozen_json_survives_hostile_arguments(args):
     survive(_core.frozen_json, *args)
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param((None, [("signature", None, "s")]), id="no-account"),
+        pytest.param(("\ud800", [("signature", None, "s")]), id="account-surrogate"),
+        pytest.param((5, [("signature", None, "s")]), id="account-int"),
+        pytest.param((None, [("unknown-kind", None, "s")]), id="kind-unknown"),
+        pytest.param((None, [("native", "p", "\udfff")]), id="datum-surrogate"),
+        pytest.param((None, [("opaque", 3, "d")]), id="provider-int"),
+        pytest.param((None, [("signature", None)]), id="short-tuple"),
+        pytest.param((None, None), id="data-none"),
+        pytest.param((None, "abc"), id="data-str"),
+        pytest.param((None, [("signature", None, "s" * 1_000_000)] * 3), id="large"),
+    ],
+)
+def test_ledger_keys_survive_hostile_arguments(args):
+    survive(_core.ledger_keys, *args)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param((b"", b"k" * 32, "b"), id="short-entry-key"),
+        pytest.param((b"e" * 32, b"k" * 31, "b"), id="short-key"),
+        pytest.param((b"e" * 32, b"k" * 32, "\ud800"), id="binding-surrogate"),
+        pytest.param((b"e" * 32, b"k" * 32, None), id="binding-none"),
+        pytest.param(("e" * 32, b"k" * 32, "b"), id="entry-key-str"),
+    ],
+)
+def test_ledger_checks_survive_hostile_arguments(args):
+    survive(_core.ledger_check, *args)
+
+
+@pytest.mark.parametrize("secret", [b"", b"x" * 1_000_000, "text", None, 5])
+def test_ledger_entry_keys_survive_hostile_arguments(secret):
+    survive(_core.ledger_entry_key, secret)
+
+
 def test_every_core_function_is_exercised():
     # Adding a native function means adding it to the hostile tests above.
     functions = {name for name in dir(_core) if callable(getattr(_core, name)) and not name.startswith("_")}
@@ -847,6 +885,9 @@ def test_every_core_function_is_exercised():
         "wire_json",
         "load_document",
         "frozen_json",
+        "ledger_keys",
+        "ledger_entry_key",
+        "ledger_check",
     }
 
 

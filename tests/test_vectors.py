@@ -25,10 +25,10 @@ VECTORS: dict[str, Any] = json.loads(
 def test_version_and_contexts_are_pinned() -> None:
     assert VECTORS["version"] == _core.FINGERPRINT_VERSION == 1
     assert VECTORS["contexts"] == {
-        "message": _core.MESSAGE_CONTEXT,
-        "chain": _core.CHAIN_CONTEXT,
-        "context": _core.CONTEXT_CONTEXT,
-        "prefix": _core.PREFIX_CONTEXT,
+        "message": _core.MESSAGE_DOMAIN,
+        "chain": _core.CHAIN_DOMAIN,
+        "context": _core.REQUEST_DOMAIN,
+        "prefix": _core.PREFIX_DOMAIN,
     }
 
 

@@ -4,12 +4,12 @@ from collections.abc import Sequence
 from typing import Final
 
 __all__ = [
-    "CHAIN_CONTEXT",
+    "CHAIN_DOMAIN",
     "CHAIN_START",
-    "CONTEXT_CONTEXT",
     "FINGERPRINT_VERSION",
-    "MESSAGE_CONTEXT",
-    "PREFIX_CONTEXT",
+    "MESSAGE_DOMAIN",
+    "PREFIX_DOMAIN",
+    "REQUEST_DOMAIN",
     "canonical_json",
     "chain",
     "context_digest",
@@ -27,10 +27,10 @@ __all__ = [
 
 FINGERPRINT_VERSION: Final[int]
 CHAIN_START: Final[bytes]
-MESSAGE_CONTEXT: Final[str]
-CHAIN_CONTEXT: Final[str]
-CONTEXT_CONTEXT: Final[str]
-PREFIX_CONTEXT: Final[str]
+MESSAGE_DOMAIN: Final[str]
+CHAIN_DOMAIN: Final[str]
+REQUEST_DOMAIN: Final[str]
+PREFIX_DOMAIN: Final[str]
 
 def canonical_json(value: object, root: str = "$", max_depth: int = 256, max_string: int = ...) -> bytes: ...
 def wire_json(value: object, root: str = "$") -> bytes: ...

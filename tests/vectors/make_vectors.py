@@ -85,10 +85,10 @@ def main() -> None:
     document = {
         "version": _core.FINGERPRINT_VERSION,
         "contexts": {
-            "message": _core.MESSAGE_CONTEXT,
-            "chain": _core.CHAIN_CONTEXT,
-            "context": _core.CONTEXT_CONTEXT,
-            "prefix": _core.PREFIX_CONTEXT,
+            "message": _core.MESSAGE_DOMAIN,
+            "chain": _core.CHAIN_DOMAIN,
+            "context": _core.REQUEST_DOMAIN,
+            "prefix": _core.PREFIX_DOMAIN,
         },
         "jcs": jcs,
         "messages": messages,

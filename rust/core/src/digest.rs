@@ -16,10 +16,12 @@ pub const VERSION: u32 = 1;
 
 pub type Digest = [u8; 32];
 
-pub const MESSAGE_CONTEXT: &str = "thinkseal 2026-11-30 v1 message digest";
-pub const CHAIN_CONTEXT: &str = "thinkseal 2026-11-30 v1 prefix chain";
-pub const CONTEXT_CONTEXT: &str = "thinkseal 2026-11-30 v1 request context";
-pub const PREFIX_CONTEXT: &str = "thinkseal 2026-11-30 v1 binding prefix";
+// The `derive_key` context strings, one per purpose (docs/fingerprint.md §4):
+// the domain each kind of digest is separated into.
+pub const MESSAGE_DOMAIN: &str = "thinkseal 2026-11-30 v1 message digest";
+pub const CHAIN_DOMAIN: &str = "thinkseal 2026-11-30 v1 prefix chain";
+pub const REQUEST_DOMAIN: &str = "thinkseal 2026-11-30 v1 request context";
+pub const PREFIX_DOMAIN: &str = "thinkseal 2026-11-30 v1 binding prefix";
 
 /// The chain value of the empty prefix.
 pub const CHAIN_START: Digest = [0u8; 32];
@@ -28,10 +30,10 @@ fn key(context: &str) -> Digest {
     blake3::derive_key(context, b"")
 }
 
-static MESSAGE_KEY: LazyLock<Digest> = LazyLock::new(|| key(MESSAGE_CONTEXT));
-static CHAIN_KEY: LazyLock<Digest> = LazyLock::new(|| key(CHAIN_CONTEXT));
-static CONTEXT_KEY: LazyLock<Digest> = LazyLock::new(|| key(CONTEXT_CONTEXT));
-static PREFIX_KEY: LazyLock<Digest> = LazyLock::new(|| key(PREFIX_CONTEXT));
+static MESSAGE_KEY: LazyLock<Digest> = LazyLock::new(|| key(MESSAGE_DOMAIN));
+static CHAIN_KEY: LazyLock<Digest> = LazyLock::new(|| key(CHAIN_DOMAIN));
+static CONTEXT_KEY: LazyLock<Digest> = LazyLock::new(|| key(REQUEST_DOMAIN));
+static PREFIX_KEY: LazyLock<Digest> = LazyLock::new(|| key(PREFIX_DOMAIN));
 
 fn keyed(key: &Digest, bytes: &[u8]) -> Digest {
     *blake3::keyed_hash(key, bytes).as_bytes()
@@ -59,7 +61,8 @@ pub fn digest_encodings(buffer: &[u8], ends: &[usize], threads: usize) -> Vec<Di
     let spans: Vec<(usize, usize)> = starts.zip(ends.iter().copied()).collect();
     let hash_all = |spans: &[(usize, usize)], out: &mut [Digest]| {
         for (&(a, b), slot) in spans.iter().zip(out.iter_mut()) {
-            *slot = digest_encoding(buffer.get(a..b).unwrap_or_default());
+            // The spans are the encodings' own bounds, made above from `ends`.
+            *slot = digest_encoding(&buffer[a..b]);
         }
     };
     let mut out = vec![[0u8; 32]; spans.len()];

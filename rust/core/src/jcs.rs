@@ -270,6 +270,10 @@ impl fmt::Display for NonFinite {
 
 /// An IEEE double formatted as ECMAScript's `Number.prototype.toString` does
 /// (ECMA-262 `Number::toString`, radix 10), which RFC 8785 adopts.
+///
+/// # Panics
+///
+/// Never: the shortest digits of a double number at most 17.
 pub fn write_f64(out: &mut Vec<u8>, x: f64) -> Result<(), NonFinite> {
     if !x.is_finite() {
         return Err(NonFinite);
@@ -282,7 +286,7 @@ pub fn write_f64(out: &mut Vec<u8>, x: f64) -> Result<(), NonFinite> {
         out.push(b'-');
     }
     let (digits, n) = shortest_digits(x.abs());
-    let k = i32::try_from(digits.len()).map_err(|_| NonFinite)?;
+    let k = i32::try_from(digits.len()).expect("a double has at most 17 significant digits");
     if k <= n && n <= 21 {
         out.extend_from_slice(&digits);
         out.extend(std::iter::repeat_n(b'0', (n - k).unsigned_abs() as usize));

@@ -12,14 +12,14 @@ use std::sync::LazyLock;
 use crate::digest::Digest;
 use crate::encode::{put_opt_str, put_str};
 
-pub const DATUM_CONTEXT: &str = "thinkseal 2026-12-02 v1 ledger datum";
-pub const ENTRY_CONTEXT: &str = "thinkseal 2026-12-02 v1 ledger entry";
+pub const LEDGER_DATUM_DOMAIN: &str = "thinkseal 2026-12-02 v1 ledger datum";
+pub const LEDGER_ENTRY_DOMAIN: &str = "thinkseal 2026-12-02 v1 ledger entry";
 
 /// The record kind byte of a datum (`L`) and of an entry check (`E`).
 const DATUM_KIND: u8 = b'L';
 const ENTRY_KIND: u8 = b'E';
 
-static DATUM_KEY: LazyLock<Digest> = LazyLock::new(|| blake3::derive_key(DATUM_CONTEXT, b""));
+static DATUM_KEY: LazyLock<Digest> = LazyLock::new(|| blake3::derive_key(LEDGER_DATUM_DOMAIN, b""));
 
 /// The kinds of sealed data, as written in the key record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,7 +86,7 @@ pub fn datum_key(account: Option<&str>, kind: Kind, provider: Option<&str>, datu
 /// The key of entry checks for a ledger whose secret is `secret` (empty: none).
 #[must_use]
 pub fn entry_key(secret: &[u8]) -> Digest {
-    blake3::derive_key(ENTRY_CONTEXT, secret)
+    blake3::derive_key(LEDGER_ENTRY_DOMAIN, secret)
 }
 
 /// The check an entry carries: a keyed hash of `E`, its key (as a byte string)

@@ -254,9 +254,9 @@ fn spelled_string(s: &str, pick: &mut impl FnMut() -> u8, out: &mut String) {
         };
         let must = c == '"' || c == '\\' || u32::from(c) < 0x20;
         let choice = pick();
-        if let Some(escape) = short.filter(|_| choice % 2 == 0) {
+        if let Some(escape) = short.filter(|_| choice.is_multiple_of(2)) {
             out.push_str(escape);
-        } else if must || choice % 3 == 0 {
+        } else if must || choice.is_multiple_of(3) {
             let mut units = [0u16; 2];
             for unit in c.encode_utf16(&mut units) {
                 write!(out, "\\u{unit:04x}").unwrap();

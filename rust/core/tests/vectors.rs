@@ -19,10 +19,10 @@ fn vectors() -> Value {
 fn version_and_contexts() {
     let v = vectors();
     assert_eq!(v["version"], u64::from(digest::VERSION));
-    assert_eq!(v["contexts"]["message"], digest::MESSAGE_CONTEXT);
-    assert_eq!(v["contexts"]["chain"], digest::CHAIN_CONTEXT);
-    assert_eq!(v["contexts"]["context"], digest::CONTEXT_CONTEXT);
-    assert_eq!(v["contexts"]["prefix"], digest::PREFIX_CONTEXT);
+    assert_eq!(v["contexts"]["message"], digest::MESSAGE_DOMAIN);
+    assert_eq!(v["contexts"]["chain"], digest::CHAIN_DOMAIN);
+    assert_eq!(v["contexts"]["context"], digest::REQUEST_DOMAIN);
+    assert_eq!(v["contexts"]["prefix"], digest::PREFIX_DOMAIN);
 }
 
 #[test]

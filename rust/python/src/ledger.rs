@@ -3,15 +3,10 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
-use thinkseal_core::digest::Digest;
 use thinkseal_core::ledger::{self, Kind};
 
 use crate::errors::{guard, validation_error};
-
-fn digest_of(py: Python<'_>, bytes: &[u8], what: &str) -> PyResult<Digest> {
-    Digest::try_from(bytes)
-        .map_err(|_| validation_error(py, what, &format!("expected 32 bytes, got {}", bytes.len())))
-}
+use crate::{bytes_of, digest_arg};
 
 /// The ledger keys of sealed data under `account`: one per `(kind, provider,
 /// datum)`, kind one of "signature", "redacted", "opaque", "native".
@@ -44,7 +39,7 @@ pub fn ledger_keys<'py>(
 /// The key of a ledger's entry checks, from its secret (empty for none).
 #[pyfunction]
 pub fn ledger_entry_key<'py>(py: Python<'py>, secret: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
-    guard(py, || Ok(PyBytes::new(py, &ledger::entry_key(secret))))
+    bytes_of(py, || Ok(ledger::entry_key(secret)))
 }
 
 /// The check of the entry `key` -> `binding` under `entry_key`.
@@ -56,8 +51,8 @@ pub fn ledger_check<'py>(
     binding: &str,
 ) -> PyResult<Bound<'py, PyBytes>> {
     guard(py, || {
-        let entry_key = digest_of(py, entry_key, "entry_key")?;
-        let key = digest_of(py, key, "key")?;
+        let entry_key = digest_arg(py, entry_key, "entry_key")?;
+        let key = digest_arg(py, key, "key")?;
         Ok(PyBytes::new(
             py,
             &ledger::entry_check(&entry_key, &key, binding),

@@ -1,15 +1,19 @@
 //! `thinkseal._core`: the native module behind the `thinkseal` package.
 //!
-//! Thin by design: each function walks its Python arguments into
-//! `thinkseal-core` types (walk.rs), calls the core, and hands bytes back.
-//! Every entry point runs under [`errors::guard`], so no panic reaches Python.
+//! Most functions encode their Python arguments with the core's rules
+//! (encode.rs), call the core and hand bytes back. Two build Python objects:
+//! the stored-conversation reader (load.rs), which makes plain messages with
+//! their digests, and the reader of request bodies into read-only containers.
+//! Digests of many messages are hashed on a second thread (pipeline.rs), and
+//! the seal ledger's keys are in ledger.rs. Every entry point runs under
+//! [`errors::guard`], so no panic reaches Python.
 
+mod encode;
 mod errors;
 mod ledger;
 mod load;
 mod pipeline;
 mod strings;
-mod walk;
 mod wire;
 
 use pyo3::prelude::*;
@@ -19,14 +23,29 @@ use thinkseal_core::model::{Context, Origin, Tool};
 
 use crate::errors::{guard, validation_error};
 
-fn digest_arg(py: Python<'_>, bytes: &[u8], what: &str) -> PyResult<Digest> {
+pub(crate) fn digest_arg(py: Python<'_>, bytes: &[u8], what: &str) -> PyResult<Digest> {
     Digest::try_from(bytes)
         .map_err(|_| validation_error(py, what, &format!("expected 32 bytes, got {}", bytes.len())))
 }
 
+/// `bytes` of what `body` makes, under [`guard`].
+pub(crate) fn bytes_of<B: AsRef<[u8]>>(
+    py: Python<'_>,
+    body: impl FnOnce() -> PyResult<B>,
+) -> PyResult<Bound<'_, PyBytes>> {
+    guard(py, || body().map(|b| PyBytes::new(py, b.as_ref())))
+}
+
+/// The canonical encoding of `message`.
+fn encoding(message: &Bound<'_, PyAny>, capacity: usize) -> PyResult<Vec<u8>> {
+    let mut out = Vec::with_capacity(capacity);
+    encode::encode_message(&mut out, message)?;
+    Ok(out)
+}
+
 /// A `str` argument as an owned `String`, read without caching UTF-8 in it (strings.rs).
 fn owned_str(obj: &Bound<'_, PyAny>, path: &str) -> PyResult<String> {
-    walk::py_str(obj, path).map(std::borrow::Cow::into_owned)
+    encode::py_str(obj, path).map(std::borrow::Cow::into_owned)
 }
 
 /// RFC 8785 bytes of a JSON value nested at most `max_depth` levels (at most
@@ -41,11 +60,8 @@ fn canonical_json<'py>(
     max_depth: usize,
     max_string: usize,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    guard(py, || {
-        Ok(PyBytes::new(
-            py,
-            &walk::canonical_json(value, root, max_depth, max_string)?,
-        ))
+    bytes_of(py, || {
+        encode::canonical_json(value, root, max_depth, max_string)
     })
 }
 
@@ -58,7 +74,7 @@ fn wire_json<'py>(
     value: &Bound<'py, PyAny>,
     root: &str,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    guard(py, || Ok(PyBytes::new(py, &wire::wire_json(value, root)?)))
+    bytes_of(py, || wire::wire_json(value, root))
 }
 
 /// The canonical encoding of one message (what its digest is taken over).
@@ -67,11 +83,7 @@ fn encode_message<'py>(
     py: Python<'py>,
     message: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    guard(py, || {
-        let mut out = Vec::new();
-        walk::encode_message(&mut out, message)?;
-        Ok(PyBytes::new(py, &out))
-    })
+    bytes_of(py, || encoding(message, 0))
 }
 
 #[pyfunction]
@@ -79,10 +91,8 @@ fn message_digest<'py>(
     py: Python<'py>,
     message: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    guard(py, || {
-        let mut out = Vec::with_capacity(256);
-        walk::encode_message(&mut out, message)?;
-        Ok(PyBytes::new(py, &digest::digest_encoding(&out)))
+    bytes_of(py, || {
+        encoding(message, 256).map(|out| digest::digest_encoding(&out))
     })
 }
 
@@ -106,9 +116,9 @@ fn message_digests<'py>(
 /// starting from `start`; returned packed the same way.
 #[pyfunction]
 fn chain<'py>(py: Python<'py>, start: &[u8], digests: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
-    guard(py, || {
+    bytes_of(py, || {
         let start = digest_arg(py, start, "chain start")?;
-        if digests.len() % 32 != 0 {
+        if !digests.len().is_multiple_of(32) {
             return Err(validation_error(
                 py,
                 "digests",
@@ -122,7 +132,7 @@ fn chain<'py>(py: Python<'py>, start: &[u8], digests: &[u8]) -> PyResult<Bound<'
             value = digest::chain_step(&value, &d);
             out.extend_from_slice(&value);
         }
-        Ok(PyBytes::new(py, &out))
+        Ok(out)
     })
 }
 
@@ -135,7 +145,7 @@ fn context_digest<'py>(
     tools: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>, Vec<u8>)>,
     response_format_jcs: Option<Vec<u8>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    guard(py, || {
+    bytes_of(py, || {
         let context = Context {
             system: system
                 .try_iter()?
@@ -153,7 +163,7 @@ fn context_digest<'py>(
                 .collect::<PyResult<_>>()?,
             response_format_jcs,
         };
-        Ok(PyBytes::new(py, &digest::context_digest(&context)))
+        Ok(digest::context_digest(&context))
     })
 }
 
@@ -169,7 +179,7 @@ fn prefix_digest<'py>(
     context: &[u8],
     chain_before: &[u8],
 ) -> PyResult<Bound<'py, PyBytes>> {
-    guard(py, || {
+    bytes_of(py, || {
         let origin = Origin {
             provider: owned_str(provider, "Origin.provider")?,
             model: owned_str(model, "Origin.model")?,
@@ -179,9 +189,11 @@ fn prefix_digest<'py>(
         };
         let context = digest_arg(py, context, "context")?;
         let chain_before = digest_arg(py, chain_before, "chain_before")?;
-        Ok(PyBytes::new(
-            py,
-            &digest::prefix_digest(version, &origin, &context, &chain_before),
+        Ok(digest::prefix_digest(
+            version,
+            &origin,
+            &context,
+            &chain_before,
         ))
     })
 }
@@ -218,10 +230,10 @@ fn frozen_json<'py>(
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FINGERPRINT_VERSION", digest::VERSION)?;
     m.add("CHAIN_START", PyBytes::new(m.py(), &digest::CHAIN_START))?;
-    m.add("MESSAGE_CONTEXT", digest::MESSAGE_CONTEXT)?;
-    m.add("CHAIN_CONTEXT", digest::CHAIN_CONTEXT)?;
-    m.add("CONTEXT_CONTEXT", digest::CONTEXT_CONTEXT)?;
-    m.add("PREFIX_CONTEXT", digest::PREFIX_CONTEXT)?;
+    m.add("MESSAGE_DOMAIN", digest::MESSAGE_DOMAIN)?;
+    m.add("CHAIN_DOMAIN", digest::CHAIN_DOMAIN)?;
+    m.add("REQUEST_DOMAIN", digest::REQUEST_DOMAIN)?;
+    m.add("PREFIX_DOMAIN", digest::PREFIX_DOMAIN)?;
     m.add_function(wrap_pyfunction!(canonical_json, m)?)?;
     m.add_function(wrap_pyfunction!(encode_message, m)?)?;
     m.add_function(wrap_pyfunction!(wire_json, m)?)?;

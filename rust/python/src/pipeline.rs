@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 use thinkseal_core::digest::{self, Digest};
 
-use crate::walk;
+use crate::encode;
 
 /// Bytes of encodings per batch for each hashing thread.
 const BATCH_BYTES: usize = 128 * 1024;
@@ -37,7 +37,7 @@ pub fn message_digests(messages: &Bound<'_, PyList>, threads: usize) -> PyResult
         let mut ends = Vec::new();
         let mut encoded = Ok(());
         for message in messages.iter() {
-            if let Err(err) = walk::encode_message(&mut buffer, &message) {
+            if let Err(err) = encode::encode_message(&mut buffer, &message) {
                 encoded = Err(err);
                 break;
             }

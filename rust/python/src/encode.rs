@@ -1,4 +1,6 @@
-//! Walks Python objects into the core's types.
+//! Python values encoded into the core's canonical bytes: messages (the
+//! encoding their digest is taken over), JSON values (RFC 8785) and strings
+//! (read as UTF-8 without a copy left inside them).
 //!
 //! The Python classes (python/thinkseal/_messages.py, _blocks.py) store their
 //! fields in slots with the names read here; `role` and `_fp_kind` are class
@@ -118,10 +120,7 @@ fn write_json(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, path: &mut Path) -> PyR
         // The C-level items, not a subclass's __iter__: what is hashed is what is stored.
         let items: Vec<Bound<'_, PyAny>> = match obj.cast::<PyList>() {
             Ok(list) => list.iter().collect(),
-            Err(_) => obj
-                .cast::<PyTuple>()
-                .map(|t| t.iter().collect())
-                .unwrap_or_default(),
+            Err(_) => obj.cast::<PyTuple>()?.iter().collect(),
         };
         jcs::write_array(out, &items, path, |out, item, path| {
             write_json(out, item, path)
