@@ -20,11 +20,14 @@ A missing required key is a ``ValidationError`` when the client is made, not a
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from .._errors import ValidationError
 from ..providers._connection import Connection
+
+_REGION: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
 def env_key(connection: Connection) -> str | None:
@@ -129,8 +132,15 @@ def make_auth(provider: str, connection: Connection, api_key: str | None, creden
 
 
 def aws_region(region: str | None) -> str | None:
-    """``region``, or the AWS environment's (``AWS_REGION``, ``AWS_DEFAULT_REGION``)."""
-    return region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    """``region``, or the AWS environment's (``AWS_REGION``, ``AWS_DEFAULT_REGION``).
+    It becomes part of the host the credentials go to, so it must be a region
+    name: ``us-east-1.example#`` would send them to ``example``."""
+    region = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    if region is not None and (not isinstance(region, str) or _REGION.fullmatch(region) is None):
+        raise ValidationError(
+            f"region: expected an AWS region name such as us-east-1, got {region!r:.60}", path="region"
+        )
+    return region
 
 
 def lowered(headers: Mapping[str, str]) -> dict[str, str]:
