@@ -1,11 +1,14 @@
 """The client against hostile answers over real loopback HTTP, sync and async:
 ``Retry-After`` headers that are not a finite wait, error bodies that never
-end, bodies in one-byte chunks and a streamed line that never ends. Each ends
-in a clear thinkseal error or value, in memory bounded by ``thinkseal.Limits``."""
+end, bodies in one-byte chunks, a streamed line that never ends and bodies
+that do not decode as their ``Content-Encoding`` says. Each ends in a clear
+thinkseal error or value (never an httpx exception), in memory bounded by
+``thinkseal.Limits``; a stream compressed on the way is decoded."""
 
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import math
 import tracemalloc
@@ -16,11 +19,13 @@ import pytest
 
 import thinkseal
 from thinkseal import Conversation, ProviderError, ResponseError, UserMessage
+from thinkseal.testing import Step
 from thinkseal.testing.bedrock import eventstream_frame
 
 from .conftest import HostileFactory
-from .drive import Driver
-from .hostile import Answer, Hostile, Seen
+from .drive import DRIVERS, Driver
+from .hostile import Answer, Hostile, Seen, forward
+from .test_loop import MODELS
 
 HELLO = Conversation([UserMessage("Hello")])
 ASYNC = pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
@@ -203,3 +208,48 @@ def test_a_streamed_event_that_never_ends_stops_at_max_body(
     with pytest.raises(ResponseError, match=r"Limits\.max_body"):
         _call(Driver(asynchronous, True), provider, server, max_retries=0, **kw)
     assert server.sent < total // 4  # the client stopped reading
+
+
+# -- Content-Encoding -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("driver", DRIVERS, ids=str)
+def test_a_body_that_does_not_decode_is_a_response_error(driver: Driver, hostile: HostileFactory) -> None:
+    headers = {"content-type": "application/json", "content-encoding": "gzip"}
+    server = hostile(lambda seen, s: Answer(200, headers, b"not gzip at all"))
+    with pytest.raises(ResponseError, match="Content-Encoding") as caught:
+        _call(driver, "openai", server, max_retries=0)
+    assert caught.value.path == "response body"
+
+
+@pytest.mark.parametrize("driver", DRIVERS, ids=str)
+def test_an_error_body_that_does_not_decode_keeps_its_status(driver: Driver, hostile: HostileFactory) -> None:
+    headers = {"content-type": "application/json", "content-encoding": "deflate"}
+    server = hostile(lambda seen, s: Answer(503, headers, b"\xff\xfe not deflate"))
+    with pytest.raises(ProviderError) as caught:
+        _call(driver, "openai", server, max_retries=0)
+    assert caught.value.status == 503
+
+
+@ASYNC
+@pytest.mark.parametrize("provider", ["anthropic", "ollama", "bedrock"])  # SSE, NDJSON, AWS event stream
+def test_a_compressed_stream_is_decoded(
+    provider: str, asynchronous: bool, emulator_of: Any, hostile: HostileFactory
+) -> None:
+    """A proxy that gzips what it relays: the stream is framed after decoding, as the body is."""
+    emu = emulator_of(provider)
+
+    def answer(seen: Seen, server: Hostile) -> Answer:
+        relayed = forward(seen, emu.server_url, seen.path)
+        headers = {**relayed.headers, "content-encoding": "gzip"}
+        assert isinstance(relayed.body, bytes)
+        whole = gzip.compress(relayed.body)
+        return Answer(relayed.status, headers, [whole[i : i + 64] for i in range(0, len(whole), 64)])
+
+    front = hostile(answer)
+    emu.script(Step(thinking="Think first.", text="Compressed and whole."))
+    path = emu.base_url.removeprefix(emu.server_url)
+    kw: dict[str, Any] = {"region": "us-east-1"} if provider == "bedrock" else {}
+    options = dict(emu.options, **emu.thinking_options)
+    reply = Driver(asynchronous, True).call(provider, front.url + path, HELLO, MODELS[provider], options=options, **kw)
+    assert reply.message.content == "Compressed and whole."

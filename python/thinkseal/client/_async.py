@@ -97,19 +97,29 @@ class AsyncClient(ClientBase["httpx.AsyncClient"]):
         exchange = self._exchange
         declared = response.headers.get("content-length", "")
         exchange.within_limit(int(declared) if declared.isdigit() else 0)
+        import httpx  # noqa: PLC0415
+
         body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body += chunk
-            exchange.within_limit(len(body))
+        try:
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                exchange.within_limit(len(body))
+        except httpx.DecodingError as exc:
+            raise exchange.undecodable(exc) from None
         return bytes(body)
 
     async def _error_body(self, response: Any) -> bytes:
         """The start of an error answer's body, ``ERROR_BODY_LIMIT`` bytes at most."""
+        import httpx  # noqa: PLC0415
+
         body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body += chunk
-            if len(body) >= ERROR_BODY_LIMIT:
-                break
+        try:
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) >= ERROR_BODY_LIMIT:
+                    break
+        except httpx.DecodingError:
+            pass  # the status still says what happened; the message is what could be read
         return bytes(body[:ERROR_BODY_LIMIT])
 
     async def aclose(self) -> None:
@@ -165,7 +175,7 @@ class AsyncReplyStream:
         frames = decoder(exchange.connection.stream_format, exchange.adapter.id)
         try:
             size = 0
-            async for chunk in self._response.aiter_raw():
+            async for chunk in self._response.aiter_bytes():
                 size += len(chunk)
                 exchange.within_limit(size)
                 for event in frames.feed(chunk):
@@ -176,6 +186,8 @@ class AsyncReplyStream:
                     yield delta
         except httpx.TransportError as exc:
             raise exchange.transport_error(exc) from None
+        except httpx.DecodingError as exc:
+            raise exchange.undecodable(exc) from None
         finally:
             await self.aclose()
         self.reply = accumulator.reply.with_recoveries(recoveries)

@@ -163,6 +163,10 @@ class Exchange:
         kind = "timeout" if "Timeout" in type(exc).__name__ else "connection_error"
         return ProviderError(f"{type(exc).__name__}: {exc}", provider=self.adapter.id, type=kind)
 
+    def undecodable(self, exc: Exception) -> ResponseError:
+        """A body that does not decode as its ``Content-Encoding`` says (httpx's ``DecodingError``)."""
+        return ResponseError(f"not decodable as its Content-Encoding says ({exc})", path="response body")
+
     def retry_delay(self, attempt: int, error: ProviderError) -> float | None:
         """Seconds to wait before attempt ``attempt + 1`` after ``error``, or None
         not to retry: only rate limits, server errors, timeouts and lost

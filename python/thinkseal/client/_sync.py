@@ -108,19 +108,29 @@ class Client(ClientBase["httpx.Client"]):
         exchange = self._exchange
         declared = response.headers.get("content-length", "")
         exchange.within_limit(int(declared) if declared.isdigit() else 0)
+        import httpx  # noqa: PLC0415
+
         body = bytearray()
-        for chunk in response.iter_bytes():
-            body += chunk
-            exchange.within_limit(len(body))
+        try:
+            for chunk in response.iter_bytes():
+                body += chunk
+                exchange.within_limit(len(body))
+        except httpx.DecodingError as exc:
+            raise exchange.undecodable(exc) from None
         return bytes(body)
 
     def _error_body(self, response: Any) -> bytes:
         """The start of an error answer's body, ``ERROR_BODY_LIMIT`` bytes at most."""
+        import httpx  # noqa: PLC0415
+
         body = bytearray()
-        for chunk in response.iter_bytes():
-            body += chunk
-            if len(body) >= ERROR_BODY_LIMIT:
-                break
+        try:
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) >= ERROR_BODY_LIMIT:
+                    break
+        except httpx.DecodingError:
+            pass  # the status still says what happened; the message is what could be read
         return bytes(body[:ERROR_BODY_LIMIT])
 
     def close(self) -> None:
@@ -169,7 +179,7 @@ class ReplyStream:
         frames = decoder(exchange.connection.stream_format, exchange.adapter.id)
         try:
             size = 0
-            for chunk in self._response.iter_raw():
+            for chunk in self._response.iter_bytes():
                 size += len(chunk)
                 exchange.within_limit(size)
                 for event in frames.feed(chunk):
@@ -178,6 +188,8 @@ class ReplyStream:
                 yield from accumulator.feed(event)
         except httpx.TransportError as exc:
             raise exchange.transport_error(exc) from None
+        except httpx.DecodingError as exc:
+            raise exchange.undecodable(exc) from None
         finally:
             self.close()
         self.reply = accumulator.reply.with_recoveries(recoveries)
