@@ -29,7 +29,7 @@ from .._messages import AssistantMessage
 from .._reply import Recovery
 from ..providers import PreparedRequest, provider
 from ..providers._claude import REPLAY_ERROR_WAYS
-from ._auth import Auth, aws_region, lowered, make_auth
+from ._auth import Auth, aws_region, checked_headers, lowered, make_auth
 from ._origin import checked_base_url
 
 ReplayErrorPolicy = Literal["raise", "drop_block", "disable_thinking"]
@@ -71,7 +71,7 @@ class Exchange:
         self.region = aws_region(region) if connection.auth == "aws" else region
         self.base_url = checked_base_url(base_url or _env_base_url(connection.base_url_env) or connection.base_url)
         self.auth: Auth = make_auth(provider_id, connection, api_key, credentials, self.region)
-        self.headers = lowered(headers or {})
+        self.headers = checked_headers(headers)
 
     # -- preparing ---------------------------------------------------------------------
 
