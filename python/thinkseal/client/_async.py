@@ -94,11 +94,11 @@ class AsyncClient(ClientBase["httpx.AsyncClient"]):
 
     async def _read(self, response: Any) -> bytes:
         """The whole body, refused past ``Limits.max_body`` as it arrives (as ``Client._read``)."""
+        import httpx  # noqa: PLC0415
+
         exchange = self._exchange
         declared = response.headers.get("content-length", "")
         exchange.within_limit(int(declared) if declared.isdigit() else 0)
-        import httpx  # noqa: PLC0415
-
         body = bytearray()
         try:
             async for chunk in response.aiter_bytes():

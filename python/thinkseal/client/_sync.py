@@ -105,11 +105,11 @@ class Client(ClientBase["httpx.Client"]):
     def _read(self, response: Any) -> bytes:
         """The whole body, refused past ``Limits.max_body`` as it arrives (held
         in one growing buffer: a body of many tiny chunks costs no more)."""
+        import httpx  # noqa: PLC0415
+
         exchange = self._exchange
         declared = response.headers.get("content-length", "")
         exchange.within_limit(int(declared) if declared.isdigit() else 0)
-        import httpx  # noqa: PLC0415
-
         body = bytearray()
         try:
             for chunk in response.iter_bytes():
