@@ -45,8 +45,9 @@ class ProviderError(ThinksealError):
     """A provider answered with an error, or could not be reached (``thinkseal.Client``).
 
     ``status`` is the HTTP status (None when no answer came: ``type`` is then
-    ``"connection_error"`` or ``"timeout"``); ``type`` and ``message`` are the
-    provider's own error type and message as its error body gives them;
+    ``"connection_error"`` or ``"timeout"``; a redirect the client did not
+    follow has its 3xx and ``"redirect"``); ``type`` and ``message`` are
+    otherwise the provider's own error type and message as its error body gives them;
     ``request_id`` the provider's request id, where it sent one; ``provider``
     the adapter id; ``retry_after`` the seconds the provider asked to wait, if
     it said. The message is the provider's: thinkseal adds no request content.

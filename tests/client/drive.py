@@ -5,9 +5,12 @@ what the tests read off replies."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from dataclasses import dataclass
 from typing import Any
+
+import httpx
 
 import thinkseal
 from thinkseal import Conversation, Reply, ToolMessage
@@ -24,19 +27,30 @@ class Driver:
         return ("async" if self.asynchronous else "sync") + ("-stream" if self.streamed else "-send")
 
     def call(self, provider: str, base_url: str, conversation: Conversation, model: str, **kw: Any) -> Reply:
+        """The reply; ``options`` are the request's, ``http`` the options of an
+        httpx client made for the call (``follow_redirects=True``, ...), the
+        rest the client's arguments (``api_key="test-key"`` unless given)."""
         options = kw.pop("options", {})
+        http = kw.pop("http", None)
+        kw = {"api_key": "test-key", **kw}
         if self.asynchronous:
-            return asyncio.run(self._call_async(provider, base_url, conversation, model, options, kw))
-        with thinkseal.Client(provider, base_url=base_url, api_key="test-key", **kw) as client:
+            return asyncio.run(self._call_async(provider, base_url, conversation, model, options, http, kw))
+        with contextlib.ExitStack() as stack:
+            if http is not None:
+                kw["http_client"] = stack.enter_context(httpx.Client(**http))
+            client = stack.enter_context(thinkseal.Client(provider, base_url=base_url, **kw))
             if not self.streamed:
                 return client.send(conversation, model=model, **options)
             items = list(client.stream(conversation, model=model, **options))
             return _last_reply(items)
 
     async def _call_async(
-        self, provider: str, base_url: str, conversation: Conversation, model: str, options: Any, kw: Any
+        self, provider: str, base_url: str, conversation: Conversation, model: str, options: Any, http: Any, kw: Any
     ) -> Reply:
-        async with thinkseal.AsyncClient(provider, base_url=base_url, api_key="test-key", **kw) as client:
+        async with contextlib.AsyncExitStack() as stack:
+            if http is not None:
+                kw["http_client"] = await stack.enter_async_context(httpx.AsyncClient(**http))
+            client = await stack.enter_async_context(thinkseal.AsyncClient(provider, base_url=base_url, **kw))
             if not self.streamed:
                 return await client.send(conversation, model=model, **options)
             items = [item async for item in client.stream(conversation, model=model, **options)]

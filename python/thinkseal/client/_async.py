@@ -1,6 +1,6 @@
 """``thinkseal.AsyncClient``: ``thinkseal.Client`` for asyncio, over
 ``httpx.AsyncClient``; the same decisions (``_exchange``), framing
-(``_events``) and credentials (``_auth``), awaited.
+(``_events``), credentials (``_auth``) and redirects (``_origin``), awaited.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from .._errors import ProviderError
 from .._reply import Delta, Recovery, Reply
 from ..providers import PreparedRequest
 from ._base import ClientBase
+from ._errors import ERROR_BODY_LIMIT
 from ._events import decoder
 
 if TYPE_CHECKING:
@@ -50,45 +51,76 @@ class AsyncClient(ClientBase["httpx.AsyncClient"]):
     async def _post(self, request: PreparedRequest, *, stream: bool) -> Any:
         """The response body (``stream=False``) or the open streaming response,
         after retries; a ``ProviderError`` for an error answer or no answer."""
-        import httpx  # noqa: PLC0415
-
         exchange = self._exchange
-        url = exchange.url(request)
-        whole = exchange.content(request)
         attempt = 0
         while True:
-            headers = exchange.request_headers(request, url)
-            content = whole if whole is not None else _chunks(request)
-            try:
-                outgoing = self._http.build_request("POST", url, content=content, headers=headers)
-                response = await self._http.send(outgoing, stream=True)
-                try:
-                    if response.status_code < 400:
-                        return response if stream else await self._read(response)
-                    error = exchange.error(response.status_code, response.headers, await response.aread())
-                finally:
-                    if not stream or response.status_code >= 400:
-                        await response.aclose()
-            except httpx.TransportError as exc:
-                error = exchange.transport_error(exc)
-            delay = exchange.retry_delay(attempt, error)
+            outcome = await self._attempt(request, stream)
+            if not isinstance(outcome, ProviderError):
+                return outcome
+            delay = exchange.retry_delay(attempt, outcome)
             if delay is None:
-                raise error
+                raise outcome
             await asyncio.sleep(delay)
             attempt += 1
 
+    async def _attempt(self, request: PreparedRequest, stream: bool) -> Any:
+        """One attempt, through the redirects ``_origin`` allows (as ``Client._attempt``)."""
+        import httpx  # noqa: PLC0415
+
+        exchange = self._exchange
+        url, hops = exchange.url(request), 0
+        try:
+            while True:
+                whole = exchange.content(request)
+                outgoing = self._request(request, url, whole if whole is not None else _chunks(request))
+                response = await self._http.send(outgoing, stream=True, follow_redirects=False)
+                status = response.status_code
+                if 200 <= status < 300 and stream:
+                    return response
+                try:
+                    if 200 <= status < 300:
+                        return await self._read(response)
+                    if 300 <= status < 400:
+                        hop = self._next_hop(response, hops)
+                        if isinstance(hop, ProviderError):
+                            return hop
+                        url, hops = hop, hops + 1
+                        continue
+                    return exchange.error(status, response.headers, await self._error_body(response))
+                finally:
+                    await response.aclose()
+        except httpx.TransportError as exc:
+            return exchange.transport_error(exc)
+
     async def _read(self, response: Any) -> bytes:
-        """The whole body, refused past ``Limits.max_body`` as it arrives."""
+        """The whole body, refused past ``Limits.max_body`` as it arrives (as ``Client._read``)."""
+        import httpx  # noqa: PLC0415
+
         exchange = self._exchange
         declared = response.headers.get("content-length", "")
         exchange.within_limit(int(declared) if declared.isdigit() else 0)
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            exchange.within_limit(size)
-            chunks.append(chunk)
-        return b"".join(chunks)
+        body = bytearray()
+        try:
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                exchange.within_limit(len(body))
+        except httpx.DecodingError as exc:
+            raise exchange.undecodable(exc) from None
+        return bytes(body)
+
+    async def _error_body(self, response: Any) -> bytes:
+        """The start of an error answer's body, ``ERROR_BODY_LIMIT`` bytes at most."""
+        import httpx  # noqa: PLC0415
+
+        body = bytearray()
+        try:
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) >= ERROR_BODY_LIMIT:
+                    break
+        except httpx.DecodingError:
+            pass  # the status still says what happened; the message is what could be read
+        return bytes(body[:ERROR_BODY_LIMIT])
 
     async def aclose(self) -> None:
         if self._owned:
@@ -143,7 +175,7 @@ class AsyncReplyStream:
         frames = decoder(exchange.connection.stream_format, exchange.adapter.id)
         try:
             size = 0
-            async for chunk in self._response.aiter_raw():
+            async for chunk in self._response.aiter_bytes():
                 size += len(chunk)
                 exchange.within_limit(size)
                 for event in frames.feed(chunk):
@@ -154,6 +186,8 @@ class AsyncReplyStream:
                     yield delta
         except httpx.TransportError as exc:
             raise exchange.transport_error(exc) from None
+        except httpx.DecodingError as exc:
+            raise exchange.undecodable(exc) from None
         finally:
             await self.aclose()
         self.reply = accumulator.reply.with_recoveries(recoveries)

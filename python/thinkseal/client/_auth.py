@@ -13,18 +13,26 @@
   first used).
 
 Keys come from ``api_key=`` or the first set variable of ``Connection.key_env``.
-A missing required key is a ``ValidationError`` when the client is made, not a
-401 later. Keys never appear in errors or ``repr``.
+A missing required key, or one a header cannot carry (a trailing newline), is
+a ``ValidationError`` when the client is made, not a 401 or a protocol error
+later; so is a ``headers=`` entry a header cannot carry. Keys never appear in
+errors or ``repr``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from .._errors import ValidationError
 from ..providers._connection import Connection
+
+_REGION: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+# RFC 9110 field values (without obs-text, which httpx does not send) and tokens.
+_HEADER_VALUE: Final = re.compile(r"(?:[\x21-\x7e](?:[\x20-\x7e\t]*[\x21-\x7e])?)?")
+_HEADER_NAME: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
 
 def env_key(connection: Connection) -> str | None:
@@ -101,14 +109,17 @@ class GoogleAuth(Auth):
             from google.auth.transport.requests import Request  # noqa: PLC0415
 
             credentials.refresh(Request())
-        headers["authorization"] = f"Bearer {credentials.token}"
+        token = header_value(str(credentials.token), "credentials", what="the access token from google-auth")
+        headers["authorization"] = f"Bearer {token}"
 
 
 def make_auth(provider: str, connection: Connection, api_key: str | None, credentials: Any, region: str | None) -> Auth:
     """The credentials of a client for ``provider``."""
-    key = api_key if api_key is not None else env_key(connection)
     if api_key is not None and (not isinstance(api_key, str) or not api_key.strip()):
         raise ValidationError("api_key: expected a non-blank string", path="api_key")
+    key = api_key if api_key is not None else env_key(connection)
+    if key is not None:
+        key = header_value(key, "api_key", what="the API key")
     scheme = connection.auth
     if scheme == "aws":
         if key is not None:
@@ -129,8 +140,46 @@ def make_auth(provider: str, connection: Connection, api_key: str | None, creden
 
 
 def aws_region(region: str | None) -> str | None:
-    """``region``, or the AWS environment's (``AWS_REGION``, ``AWS_DEFAULT_REGION``)."""
-    return region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    """``region``, or the AWS environment's (``AWS_REGION``, ``AWS_DEFAULT_REGION``).
+    It becomes part of the host the credentials go to, so it must be a region
+    name: ``us-east-1.example#`` would send them to ``example``."""
+    region = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    if region is not None and (not isinstance(region, str) or _REGION.fullmatch(region) is None):
+        raise ValidationError(
+            f"region: expected an AWS region name such as us-east-1, got {region!r:.60}", path="region"
+        )
+    return region
+
+
+def header_value(value: str, path: str, *, what: str) -> str:
+    """``value`` when a header can carry it as it is: visible ASCII, with
+    spaces or tabs only inside. Otherwise a ``ValidationError`` that does not
+    repeat it: httpx would raise a bare ``UnicodeEncodeError``, or h11 an error
+    quoting the whole value (the key) after the request was retried."""
+    if _HEADER_VALUE.fullmatch(value) is None:
+        raise ValidationError(
+            f"{path}: {what} holds a character an HTTP header cannot carry "
+            "(a line break, a control character, non-ASCII, or a space at either end; "
+            "a key read from a file often ends in a newline)",
+            path=path,
+        )
+    return value
+
+
+def checked_headers(headers: object) -> dict[str, str]:
+    """The caller's ``headers=``, names lower-cased, each one a header can carry."""
+    if headers is None:
+        return {}
+    if not isinstance(headers, Mapping):
+        raise ValidationError("headers: expected a mapping of header names to values", path="headers")
+    checked: dict[str, str] = {}
+    for name, value in headers.items():
+        if not isinstance(name, str) or _HEADER_NAME.fullmatch(name) is None:
+            raise ValidationError(f"headers: {name!r:.60} is not a header name", path="headers")
+        if not isinstance(value, str):
+            raise ValidationError(f"headers.{name}: expected a string", path=f"headers.{name}")
+        checked[name.lower()] = header_value(value, f"headers.{name}", what="the value")
+    return checked
 
 
 def lowered(headers: Mapping[str, str]) -> dict[str, str]:

@@ -1,14 +1,17 @@
 """What ``Client`` and ``AsyncClient`` share: their arguments, made into an
 ``Exchange`` (the decisions) and an httpx client (made here, imported only
-when a client is made, so ``import thinkseal`` does not load httpx)."""
+when a client is made, so ``import thinkseal`` does not load httpx); building
+one request and deciding on a redirect answer (``_origin``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar, Generic, TypeVar
 
-from .._errors import ValidationError
+from .._errors import ProviderError, ValidationError
+from ..providers import PreparedRequest
 from ._exchange import Exchange, ReplayErrorPolicy
+from ._origin import redirect
 
 H = TypeVar("H")
 
@@ -37,7 +40,8 @@ class ClientBase(Generic[H]):
     ``"drop_block"`` or ``"disable_thinking"`` (the ways out its message
     names); the ``Reply`` records the one taken. ``http_client``: the httpx
     client to send with (``httpx.Client`` or ``httpx.AsyncClient``; not closed
-    with this one).
+    with this one); its ``follow_redirects`` decides whether a same-origin 307
+    or 308 is followed, and no redirect to another origin ever is (``_origin``).
     """
 
     # The httpx class this client sends with when it makes its own.
@@ -77,6 +81,24 @@ class ClientBase(Generic[H]):
         self._owned = http_client is None
         self._http: H = (
             http_client if http_client is not None else getattr(httpx, self._http_class)(timeout=self._timeout)
+        )
+
+    def _request(self, request: PreparedRequest, url: str, content: Any) -> Any:
+        """The httpx request of one hop to ``url``, with its credentials signed for that URL."""
+        http: Any = self._http
+        return http.build_request("POST", url, content=content, headers=self._exchange.request_headers(request, url))
+
+    def _next_hop(self, response: Any, hops: int) -> str | ProviderError:
+        """Where to send after the 3xx ``response``, or why not (``_origin.redirect``)."""
+        http: Any = self._http
+        return redirect(
+            self.provider,
+            response.request.url,
+            response.status_code,
+            response.headers,
+            follow=bool(http.follow_redirects),
+            hops=hops,
+            max_hops=http.max_redirects,
         )
 
     @property

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any, Final
@@ -34,6 +35,15 @@ REQUEST_ID_HEADERS: Final[tuple[str, ...]] = (
     "x-generation-id",  # OpenRouter
 )
 _LIMIT: Final[int] = 2000
+# Bytes of an error answer the client reads: error bodies are small, and what
+# is past this is never needed for the message (itself cut at _LIMIT).
+ERROR_BODY_LIMIT: Final[int] = 64 * 2**10
+# delay-seconds is digits (RFC 9110, section 10.2.3); a fraction is accepted, as
+# some servers send one. No sign, exponent, "nan" or "inf" (float() takes those).
+_DECIMAL: Final = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+# The longest wait read from a header (a week): anything longer is a broken
+# header, not a rate limit, and would overflow time.sleep or a deadline.
+RETRY_AFTER_CEILING: Final[float] = 7 * 24 * 3600.0
 
 
 def _text(value: object) -> str | None:
@@ -61,29 +71,42 @@ def _kind_and_message(body: object) -> tuple[str | None, str | None]:
     return kind, message
 
 
+def _seconds(text: str, per_second: float) -> float | None:
+    """``text`` in seconds (``per_second`` of its units make one), or None
+    unless it is a plain non-negative decimal within ``RETRY_AFTER_CEILING``."""
+    text = text.strip()
+    if _DECIMAL.fullmatch(text) is None:
+        return None
+    value = float(text) / per_second  # a very long digit string is inf here, and refused below
+    return value if value <= RETRY_AFTER_CEILING else None
+
+
 def retry_after(headers: Mapping[str, str]) -> float | None:
-    """The wait the provider asked for: ``retry-after-ms``, or ``retry-after``
-    in seconds or as an HTTP date; None when absent or unreadable."""
+    """The wait the provider asked for, in seconds: ``retry-after-ms``, or
+    ``retry-after`` in seconds or as an HTTP date (0 for a date past). Always a
+    finite number from 0 to ``RETRY_AFTER_CEILING``; None when absent or
+    anything else (``nan``, ``inf``, negative, absurdly large, unreadable)."""
     millis = headers.get("retry-after-ms")
     if millis is not None:
-        try:
-            return max(float(millis) / 1000, 0.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
+        value = _seconds(millis, 1000.0)
+        if value is not None:
+            return value
+    text = headers.get("retry-after")
+    if text is None:
         return None
+    value = _seconds(text, 1.0)
+    if value is not None:
+        return value
     try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     from datetime import UTC, datetime  # noqa: PLC0415 - only for the rare date form
 
-    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
+    if when.tzinfo is None:  # "-0000": UTC, in RFC 5322's words "no information about the local time zone"
+        when = when.replace(tzinfo=UTC)
+    wait = max((when - datetime.now(UTC)).total_seconds(), 0.0)
+    return wait if wait <= RETRY_AFTER_CEILING else None
 
 
 def request_id(headers: Mapping[str, str], body: object = None) -> str | None:

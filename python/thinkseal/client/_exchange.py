@@ -29,7 +29,8 @@ from .._messages import AssistantMessage
 from .._reply import Recovery
 from ..providers import PreparedRequest, provider
 from ..providers._claude import REPLAY_ERROR_WAYS
-from ._auth import Auth, aws_region, lowered, make_auth
+from ._auth import Auth, aws_region, checked_headers, lowered, make_auth
+from ._origin import checked_base_url
 
 ReplayErrorPolicy = Literal["raise", "drop_block", "disable_thinking"]
 POLICIES: Final[tuple[str, ...]] = ("raise", *REPLAY_ERROR_WAYS)
@@ -68,9 +69,9 @@ class Exchange:
         self.max_retries = max_retries
         self.on_replay_error = on_replay_error
         self.region = aws_region(region) if connection.auth == "aws" else region
-        self.base_url = (base_url or _env_base_url(connection.base_url_env) or connection.base_url).rstrip("/")
+        self.base_url = checked_base_url(base_url or _env_base_url(connection.base_url_env) or connection.base_url)
         self.auth: Auth = make_auth(provider_id, connection, api_key, credentials, self.region)
-        self.headers = lowered(headers or {})
+        self.headers = checked_headers(headers)
 
     # -- preparing ---------------------------------------------------------------------
 
@@ -161,6 +162,10 @@ class Exchange:
     def transport_error(self, exc: Exception) -> ProviderError:
         kind = "timeout" if "Timeout" in type(exc).__name__ else "connection_error"
         return ProviderError(f"{type(exc).__name__}: {exc}", provider=self.adapter.id, type=kind)
+
+    def undecodable(self, exc: Exception) -> ResponseError:
+        """A body that does not decode as its ``Content-Encoding`` says (httpx's ``DecodingError``)."""
+        return ResponseError(f"not decodable as its Content-Encoding says ({exc})", path="response body")
 
     def retry_delay(self, attempt: int, error: ProviderError) -> float | None:
         """Seconds to wait before attempt ``attempt + 1`` after ``error``, or None

@@ -2,11 +2,13 @@
 returns the ``Reply``, thinking replayed where it still holds.
 
 ``send`` and ``stream`` prepare the request with the client's adapter, POST
-``req.content`` as it is (the history is encoded once, by the adapter), retry
-rate limits, server errors, timeouts and lost connections, recover once from
-the provider's rejection of replayed thinking, and parse the answer into a
+``req.content`` as it is (the history is encoded once, by the adapter), follow
+only the redirects that keep the credentials at their origin, retry rate
+limits, server errors, timeouts and lost connections, recover once from the
+provider's rejection of replayed thinking, and parse the answer into a
 ``Reply`` whose ``conversation`` is what to send next. See ``_exchange`` for
-the decisions, ``_events`` for stream framing and ``_auth`` for credentials.
+the decisions, ``_events`` for stream framing, ``_auth`` for credentials and
+``_origin`` for where they may go.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from .._errors import ProviderError
 from .._reply import Delta, Recovery, Reply
 from ..providers import PreparedRequest
 from ._base import ClientBase
+from ._errors import ERROR_BODY_LIMIT
 from ._events import decoder
 
 if TYPE_CHECKING:
@@ -55,45 +58,80 @@ class Client(ClientBase["httpx.Client"]):
     def _post(self, request: PreparedRequest, *, stream: bool) -> Any:
         """The response body (``stream=False``) or the open streaming response,
         after retries; a ``ProviderError`` for an error answer or no answer."""
-        import httpx  # noqa: PLC0415
-
         exchange = self._exchange
-        url = exchange.url(request)
-        whole = exchange.content(request)
         attempt = 0
         while True:
-            headers = exchange.request_headers(request, url)
-            content = whole if whole is not None else request.chunks()
-            try:
-                outgoing = self._http.build_request("POST", url, content=content, headers=headers)
-                response = self._http.send(outgoing, stream=True)
-                try:
-                    if response.status_code < 400:
-                        return response if stream else self._read(response)
-                    error = exchange.error(response.status_code, response.headers, response.read())
-                finally:
-                    if not stream or response.status_code >= 400:
-                        response.close()
-            except httpx.TransportError as exc:
-                error = exchange.transport_error(exc)
-            delay = exchange.retry_delay(attempt, error)
+            outcome = self._attempt(request, stream)
+            if not isinstance(outcome, ProviderError):
+                return outcome
+            delay = exchange.retry_delay(attempt, outcome)
             if delay is None:
-                raise error
+                raise outcome
             time.sleep(delay)
             attempt += 1
 
+    def _attempt(self, request: PreparedRequest, stream: bool) -> Any:
+        """One attempt, through the redirects ``_origin`` allows: the body or
+        the open streaming response, or the ``ProviderError`` it ended in. httpx
+        never follows a redirect itself: each hop is built here, with the body
+        sent again from its start and the credentials signed for that URL."""
+        import httpx  # noqa: PLC0415
+
+        exchange = self._exchange
+        url, hops = exchange.url(request), 0
+        try:
+            while True:
+                whole = exchange.content(request)
+                outgoing = self._request(request, url, whole if whole is not None else request.chunks())
+                response = self._http.send(outgoing, stream=True, follow_redirects=False)
+                status = response.status_code
+                if 200 <= status < 300 and stream:
+                    return response
+                try:
+                    if 200 <= status < 300:
+                        return self._read(response)
+                    if 300 <= status < 400:
+                        hop = self._next_hop(response, hops)
+                        if isinstance(hop, ProviderError):
+                            return hop
+                        url, hops = hop, hops + 1
+                        continue
+                    return exchange.error(status, response.headers, self._error_body(response))
+                finally:
+                    response.close()
+        except httpx.TransportError as exc:
+            return exchange.transport_error(exc)
+
     def _read(self, response: Any) -> bytes:
-        """The whole body, refused past ``Limits.max_body`` as it arrives."""
+        """The whole body, refused past ``Limits.max_body`` as it arrives (held
+        in one growing buffer: a body of many tiny chunks costs no more)."""
+        import httpx  # noqa: PLC0415
+
         exchange = self._exchange
         declared = response.headers.get("content-length", "")
         exchange.within_limit(int(declared) if declared.isdigit() else 0)
-        chunks: list[bytes] = []
-        size = 0
-        for chunk in response.iter_bytes():
-            size += len(chunk)
-            exchange.within_limit(size)
-            chunks.append(chunk)
-        return b"".join(chunks)
+        body = bytearray()
+        try:
+            for chunk in response.iter_bytes():
+                body += chunk
+                exchange.within_limit(len(body))
+        except httpx.DecodingError as exc:
+            raise exchange.undecodable(exc) from None
+        return bytes(body)
+
+    def _error_body(self, response: Any) -> bytes:
+        """The start of an error answer's body, ``ERROR_BODY_LIMIT`` bytes at most."""
+        import httpx  # noqa: PLC0415
+
+        body = bytearray()
+        try:
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) >= ERROR_BODY_LIMIT:
+                    break
+        except httpx.DecodingError:
+            pass  # the status still says what happened; the message is what could be read
+        return bytes(body[:ERROR_BODY_LIMIT])
 
     def close(self) -> None:
         if self._owned:
@@ -141,7 +179,7 @@ class ReplyStream:
         frames = decoder(exchange.connection.stream_format, exchange.adapter.id)
         try:
             size = 0
-            for chunk in self._response.iter_raw():
+            for chunk in self._response.iter_bytes():
                 size += len(chunk)
                 exchange.within_limit(size)
                 for event in frames.feed(chunk):
@@ -150,6 +188,8 @@ class ReplyStream:
                 yield from accumulator.feed(event)
         except httpx.TransportError as exc:
             raise exchange.transport_error(exc) from None
+        except httpx.DecodingError as exc:
+            raise exchange.undecodable(exc) from None
         finally:
             self.close()
         self.reply = accumulator.reply.with_recoveries(recoveries)
