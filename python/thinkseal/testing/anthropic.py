@@ -51,7 +51,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ._ids import tool_call_id
-from ._server import Emulator, Request, Response, Step
+from ._server import BodyProblem, Emulator, Request, Response, Step
 
 BINDING_BETA = "thinking-binding-controls-2026-08-01"
 INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
@@ -103,6 +103,8 @@ BUDGET_TOO_SMALL = "thinking.enabled.budget_tokens: Input should be greater than
 BUDGET_NOT_BELOW_MAX = "`max_tokens` must be greater than `thinking.budget_tokens`."
 TEMPERATURE = "`temperature` may only be set to 1 when thinking is enabled or in adaptive mode"
 FORCED_TOOL = "Thinking may not be enabled when tool_choice forces tool use."
+INVALID_JSON = "The request body is not valid JSON: {detail}"
+TOO_LARGE = "Request exceeds the maximum allowed number of bytes."
 # Vertex's wording for these is not documented (docs/providers.md, Claude on Vertex AI): emulator rules.
 VERTEX_VERSION_REQUIRED = f"anthropic_version: Input should be '{VERTEX_VERSION}' (emulator rule)"
 VERTEX_MODEL_IN_BODY = "model: Extra inputs are not permitted; the model is in the endpoint URL (emulator rule)"
@@ -727,6 +729,16 @@ class AnthropicEmulator(ClaudeScripting):
             content = engine.reply(checked, script)
             return 200, message_json(checked["model"], content, outcome, self._count)
 
+    def _serves(self, request: Request) -> bool:
+        path = request.path.split("?")[0]
+        return path == "/v1/messages" or VERTEX_PATH.fullmatch(path) is not None
+
+    def _invalid_json(self, problem: BodyProblem) -> Response:
+        return Response(400, ApiError(INVALID_JSON.format(detail=_json_detail(problem))).body())
+
+    def _too_large(self) -> Response:
+        return Response(413, ApiError(TOO_LARGE, 413, "request_too_large").body())
+
     def _answer(self, request: Request) -> Response:
         path = request.path.split("?")[0]
         vertex = VERTEX_PATH.fullmatch(path)
@@ -765,6 +777,23 @@ class AnthropicEmulator(ClaudeScripting):
             )
             return self._error(401, message)
         return self._error(401, "invalid x-api-key")
+
+
+def _json_detail(problem: BodyProblem) -> str:
+    """What Anthropic's parser says of a body that is not JSON, where: its
+    frame is quoted; the reason is the closest of the parser's reasons seen
+    ("unexpected character", ...), not a translation of every case."""
+    if problem.kind == "depth":
+        reason = "recursion limit reached"
+    elif problem.detail == "invalid UTF-8":
+        reason = "str is not valid UTF-8: surrogates not allowed"
+    elif problem.at_end:
+        reason = "unexpected end of data"
+    elif problem.detail.startswith("Invalid control character"):
+        reason = "unexpected control character in string"
+    else:
+        reason = "unexpected character"
+    return f"{reason}: line {problem.line} column {problem.column} (char {problem.position})"
 
 
 def _bearer(headers: Mapping[str, str]) -> bool:

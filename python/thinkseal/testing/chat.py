@@ -57,7 +57,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ._ids import tool_call_id
-from ._server import Emulator, Request, Response, Step
+from ._server import BodyProblem, Emulator, Request, Response, Step, load_once, parse_body
 
 if TYPE_CHECKING:
     import openai
@@ -117,6 +117,15 @@ OPENAI_UNANSWERED_CALLS = (
     "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
     "'tool_call_id'. The following tool_call_ids did not have response messages: {ids}"
 )
+# OpenAI's answer to a body that is not JSON, whatever is wrong with it.
+OPENAI_INVALID_JSON = (
+    "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library "
+    "correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble "
+    "figuring out how to fix this, please contact us through our help center at help.openai.com.)"
+)
+# DeepSeek's server reports a body it cannot read as its framework does; the
+# wording for one that is not JSON at all is that framework's, not confirmed from DeepSeek.
+DEEPSEEK_INVALID_JSON = "Failed to parse the request body as JSON: {detail} at line {line} column {column}"
 OPENAI_ORPHAN_TOOL = (
     "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."
 )
@@ -196,13 +205,7 @@ def _load_chat_validators() -> tuple[Validate, Validate, Validate] | None:
     )
 
 
-_CACHE_CHAT_VALIDATORS: list[tuple[Validate, Validate, Validate] | None] = []
-
-
-def _chat_validators() -> tuple[Validate, Validate, Validate] | None:
-    if not _CACHE_CHAT_VALIDATORS:
-        _CACHE_CHAT_VALIDATORS.append(_load_chat_validators())
-    return _CACHE_CHAT_VALIDATORS[0]
+_chat_validators = load_once(_load_chat_validators)
 
 
 def _without(value: Any, fields: frozenset[str]) -> Any:
@@ -415,6 +418,23 @@ class ChatEmulator(Emulator):
 
     # -- HTTP --------------------------------------------------------------------------
 
+    def _serves(self, request: Request) -> bool:
+        return request.path.split("?")[0] == BASE_PATHS[self.provider] + "/chat/completions"
+
+    def _prepare(self) -> None:
+        _chat_validators()
+
+    def _invalid_json(self, problem: BodyProblem) -> Response:
+        if self.provider == "openai":
+            error = {"message": OPENAI_INVALID_JSON, "type": "invalid_request_error", "param": None, "code": None}
+            return Response(400, {"error": error})
+        if self.provider == "deepseek":
+            message = DEEPSEEK_INVALID_JSON.format(detail=problem.detail, line=problem.line, column=problem.column)
+            kind = "invalid_request_error"
+            return Response(400, {"error": {"message": message, "type": kind, "param": None, "code": kind}})
+        # OpenRouter's and Z.ai's wording for it is not known: the emulator's, in their error shape.
+        return self._error(400, f"Invalid JSON in request body: {problem.detail} (emulator wording)")
+
     def _answer(self, request: Request) -> Response:
         status, payload, chunks = self._handle(request)
         if chunks is not None:
@@ -459,10 +479,10 @@ class ChatEmulator(Emulator):
             path = request.path.split("?")[0]
             if path != BASE_PATHS[self.provider] + "/chat/completions":
                 return 404, _canonical({"error": {"message": f"no route {path}", "code": 404}}), None
-            try:
-                body = json.loads(request.raw)
-            except ValueError as exc:
-                return self._bad_request(f"invalid JSON body: {exc}")
+            body, unreadable = parse_body(request.raw, self.max_depth)
+            if unreadable is not None:
+                refused = self._invalid_json(unreadable)
+                return refused.status, refused.payload(), None
             problem = self._check(body)
             if problem is not None:
                 return self._bad_request(problem)

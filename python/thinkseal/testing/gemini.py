@@ -50,7 +50,7 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from ._server import Emulator, Request, RequestRejected, Response, Step
+from ._server import BodyProblem, Emulator, Request, RequestRejected, Response, Step
 
 MISSING = (
     "Function call is missing a thought_signature in functionCall parts. This is required for tools to work "
@@ -244,6 +244,21 @@ class GeminiEmulator(Emulator):
                 "other valid authentication credential.",
             )
         return self._error(401, "API key not valid. Please pass a valid API key.")
+
+    def _serves(self, request: Request) -> bool:
+        return _GEMINI_PATH.fullmatch(request.path) is not None or _VERTEX_PATH.fullmatch(request.path) is not None
+
+    def _invalid_json(self, problem: BodyProblem) -> Response:
+        if problem.kind == "depth":
+            message = "Invalid JSON payload received. Message nesting too deep (emulator wording)."
+        elif problem.at_end:
+            message = "Invalid JSON payload received. Unexpected end of string."
+        else:
+            message = f"Invalid JSON payload received. Unexpected token.\n{problem.found}\n^"
+        return self._error(400, message)
+
+    def _too_large(self) -> Response:
+        return self._error(400, f"Request payload size exceeds the limit: {self.max_body_bytes} bytes.")
 
     def _answer(self, request: Request) -> Response:
         body = request.body

@@ -35,7 +35,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ._ids import tool_call_id
-from ._server import Emulator, Request, RequestRejected, Response, Step
+from ._server import BodyProblem, Emulator, Request, RequestRejected, Response, Step, load_once
 
 PATH = "/v1/chat/completions"
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
@@ -76,13 +76,7 @@ class Reply:
     cut: bool = False
 
 
-_CACHE_SDK: list[tuple[Any, set[str], dict[str, set[str]]] | None] = []
-
-
-def _sdk() -> tuple[Any, set[str], dict[str, set[str]]] | None:
-    if not _CACHE_SDK:
-        _CACHE_SDK.append(_load_sdk())
-    return _CACHE_SDK[0]
+_sdk = load_once(_load_sdk)
 
 
 def canonical(value: Any) -> bytes:
@@ -353,6 +347,27 @@ class MistralEmulator(Emulator):
 
     def _auth_error(self) -> Response:
         return Response(401, {"message": "Unauthorized", "request_id": "emulated"})
+
+    def _serves(self, request: Request) -> bool:
+        return request.path.split("?")[0] == PATH
+
+    def _prepare(self) -> None:
+        _sdk()
+
+    def _invalid_json(self, problem: BodyProblem) -> Response:
+        # Mistral's validation layer reports a body that is not JSON as one
+        # more 422 detail; the type and msg are its framework's, not confirmed from Mistral.
+        detail = {
+            "type": "json_invalid",
+            "loc": ["body", problem.position],
+            "msg": "JSON decode error",
+            "input": {},
+            "ctx": {"error": problem.detail},
+        }
+        return Response(422, {"object": "error", "detail": [detail]})
+
+    def _too_large(self) -> Response:
+        return self._error(413, "Request Entity Too Large (emulator wording)")
 
     def _answer(self, request: Request) -> Response:
         if request.path.split("?")[0] != PATH:

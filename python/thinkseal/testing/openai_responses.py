@@ -50,8 +50,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ._ids import tool_call_id
-from ._server import Emulator, Request, Response, Step
-from .chat import Validate, _canonical, _pieces, strict_validator
+from ._server import BodyProblem, Emulator, Request, Response, Step, load_once, parse_body
+from .chat import OPENAI_INVALID_JSON, Validate, _canonical, _pieces, strict_validator
 
 if TYPE_CHECKING:
     import openai
@@ -103,13 +103,7 @@ def _load_validators() -> tuple[Validate, Validate] | None:
     return strict_validator(ResponseCreateParamsNonStreaming), strict_validator(ResponseCreateParamsStreaming)
 
 
-_CACHE_VALIDATORS: list[tuple[Validate, Validate] | None] = []
-
-
-def _validators() -> tuple[Validate, Validate] | None:
-    if not _CACHE_VALIDATORS:
-        _CACHE_VALIDATORS.append(_load_validators())
-    return _CACHE_VALIDATORS[0]
+_validators = load_once(_load_validators)
 
 
 def sdk_request_errors(body: Mapping[str, Any]) -> str | None:
@@ -241,6 +235,16 @@ class ResponsesEmulator(Emulator):
 
     # -- the API ---------------------------------------------------------------------
 
+    def _serves(self, request: Request) -> bool:
+        return request.path.split("?")[0] == BASE_PATH + "/responses"
+
+    def _prepare(self) -> None:
+        _validators()
+
+    def _invalid_json(self, problem: BodyProblem) -> Response:
+        error = {"message": OPENAI_INVALID_JSON, "type": "invalid_request_error", "param": None, "code": None}
+        return Response(400, {"error": error})
+
     def _answer(self, request: Request) -> Response:
         key = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
         status, payload, chunks = self._handle(request.path.split("?")[0], request.raw, key)
@@ -274,10 +278,10 @@ class ResponsesEmulator(Emulator):
         with self._lock:
             if path != BASE_PATH + "/responses":
                 return self._fail(f"Invalid URL (POST {path})", status=404, kind="invalid_request_error")
-            try:
-                body = json.loads(raw)
-            except ValueError as exc:
-                return self._fail(f"We could not parse the JSON body of your request. ({exc})")
+            body, unreadable = parse_body(raw, self.max_depth)
+            if unreadable is not None:
+                refused = self._invalid_json(unreadable)
+                return refused.status, refused.payload(), None
             if not isinstance(body, dict):
                 return self._fail("The body must be a JSON object.")
             errors = sdk_request_errors(body)
