@@ -486,7 +486,11 @@ class Emulator:
             self._send(handler, refused, truncated=False)
             handler.close_connection = True
             return
-        headers = {k.lower(): v for k, v in handler.headers.items()}
+        headers: dict[str, str] = {}
+        for name, value in handler.headers.items():
+            # A header sent twice reads as its values joined, as HTTP defines it.
+            key = name.lower()
+            headers[key] = f"{headers[key]}, {value}" if key in headers else value
         problem: BodyProblem | None
         if oversized:
             body, problem = None, BodyProblem("size", f"longer than {self.max_body_bytes} bytes")
