@@ -6,7 +6,9 @@ error body ``{"error": {"message", "type", "param", "code"}}`` and OpenAI's own
 strings, what OpenAI rejects:
 
 - a body that does not validate against the ``openai`` SDK's
-  ``ResponseCreateParams`` (unknown keys are errors, not ignored);
+  ``ResponseCreateParams`` (unknown keys are errors, not ignored), once the
+  defaults the API fills in are filled (``with_defaults``: a function tool's
+  ``strict``, which the SDK's type marks required);
 - a reasoning item not followed directly by an output item (a message of the
   assistant, a function call, ...): "Item '…' of type 'reasoning' was provided
   without its required following item.";
@@ -106,6 +108,23 @@ def _load_validators() -> tuple[Validate, Validate] | None:
 _validators = load_once(_load_validators)
 
 
+def with_defaults(body: Mapping[str, Any]) -> dict[str, Any]:
+    """``body`` with the defaults the API fills in where the SDK's types mark a
+    member required: a function tool without ``strict`` is strict (OpenAI's
+    function calling guide: omitted, the Responses API normalises the schema
+    into strict mode; ``strict: false`` opts out)."""
+    tools = body.get("tools")
+    if not isinstance(tools, list):
+        return dict(body)
+    filled = [
+        {**tool, "strict": True}
+        if isinstance(tool, dict) and tool.get("type") == "function" and "strict" not in tool
+        else tool
+        for tool in tools
+    ]
+    return {**body, "tools": filled}
+
+
 def sdk_request_errors(body: Mapping[str, Any]) -> str | None:
     """Why ``body`` does not validate against the openai SDK's
     ``ResponseCreateParams`` (unknown keys refused), or None when it does (or
@@ -114,7 +133,7 @@ def sdk_request_errors(body: Mapping[str, Any]) -> str | None:
     if validators is None:
         return None
     try:
-        (validators[1] if body.get("stream") else validators[0])(dict(body))
+        (validators[1] if body.get("stream") else validators[0])(with_defaults(body))
     except ValueError as exc:
         return str(exc)
     return None
