@@ -19,11 +19,12 @@ puts any block in the reply as it is (server tool use, cited text). With
 thinking off, the scripted thinking is left out of the reply.
 
 The binding is computed over the request's content as Claude reads it: cache
-breakpoints (``cache_control``) left out, plain string content read as one
-text block, and white-space-only text blocks (which Claude itself returns
-before a thinking block, and rejects in requests) left out. So moving a
-breakpoint, or sending "x" for ``[{"type": "text", "text": "x"}]``, keeps a
-block bound; these are assumptions of the emulator (docs/providers.md).
+breakpoints (``cache_control``) left out, plain string content (a message's,
+the system's, a tool result's) read as one text block, null members and
+``is_error: false`` left out, and white-space-only text blocks (which Claude
+itself returns before a thinking block, and rejects in requests) left out. So
+moving a breakpoint, or sending "x" for ``[{"type": "text", "text": "x"}]``,
+keeps a block bound (docs/providers.md, "Which spellings are the same request").
 
 Under adaptive thinking a tool step may come without thinking; the emulator
 remembers the tool calls it returned together with thinking, and only a tool
@@ -209,18 +210,32 @@ def _blank_text(block: Any) -> bool:
     )
 
 
+# Members that say nothing at their documented default: a tool result is
+# not an error unless ``is_error`` says so.
+_SILENT_DEFAULTS: Mapping[str, Any] = MappingProxyType({"is_error": False})
+_ABSENT = object()
+
+
 def _read_block(block: Any) -> Any:
     if not isinstance(block, Mapping):
         return block
-    out = {k: v for k, v in block.items() if k != "cache_control"}
+    out = {
+        k: v
+        for k, v in block.items()
+        if k != "cache_control" and v is not None and _SILENT_DEFAULTS.get(k, _ABSENT) != v
+    }
     if out.get("type") == "tool_result" and "content" in out:
         out["content"] = as_read(out["content"])
     return out
 
 
 def as_read(content: Any) -> Any:
-    """Content as Claude reads it for the binding: breakpoints left out, a
-    string as one text block, white-space-only text blocks left out."""
+    """Content as Claude reads it for the binding, one spelling for the
+    spellings Anthropic documents as the same request (docs/providers.md,
+    "Which spellings are the same request"): breakpoints left out, a string as
+    one text block (also a tool result's), members that are null or at their
+    default (``is_error: false``) left out, white-space-only text blocks left
+    out. JSON's own freedom (key order, white space, escapes) is gone once parsed."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     if isinstance(content, list):

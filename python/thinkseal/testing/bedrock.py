@@ -148,12 +148,12 @@ def _to_block(i: int, j: int, block: Mapping[str, Any]) -> dict[str, Any]:
         return {"type": "tool_use", "id": use["toolUseId"], "name": use["name"], "input": use["input"]}
     if "toolResult" in block:
         result = block["toolResult"]
-        content: Any = [
+        # Each Converse block one Messages block: two text blocks are not the
+        # one text block of their joined text.
+        content = [
             _media(c) if "image" in c or "document" in c else {"type": "text", "text": c.get("text", "")}
             for c in result["content"]
         ]
-        if all(c["type"] == "text" for c in content):
-            content = "".join(c["text"] for c in content)
         item = {"type": "tool_result", "tool_use_id": result["toolUseId"], "content": content}
         if result.get("status") == "error":
             item["is_error"] = True

@@ -25,9 +25,10 @@ with the provider's 400 error, every request the provider would reject:
 - openrouter: replayed ``reasoning_details`` that differ from what it issued for
   that exact prefix. Like Claude behind OpenRouter, it signs each
   ``reasoning.text`` (``signature``) and ``reasoning.encrypted`` (``data``) item
-  over the model, the tools and every message before the turn, and rejects items
-  it never issued, items changed, reordered or partly dropped, items replayed to
-  another model, and items replayed after their prefix changed;
+  over the model, the tools and every message before the turn (read as one
+  spelling: ``read_chat_message``), and rejects items it never issued, items
+  changed, reordered or partly dropped, items replayed to another model, and
+  items replayed after their prefix changed;
 - openai: nothing beyond OpenAI's schema (so a ``reasoning_content`` sent back is
   refused like any unknown field) and the tool pairing rule; its replies carry
   ``usage.prompt_tokens_details.cached_tokens`` and
@@ -565,10 +566,15 @@ class ChatEmulator(Emulator):
 
     def _prefix(self, body: Mapping[str, Any], end: int) -> bytes:
         """What OpenRouter's upstream signs a turn's thinking over: the model,
-        the tools and every message before the turn."""
-        return hashlib.sha256(
-            _canonical({"model": body["model"], "tools": body.get("tools"), "messages": body["messages"][:end]})
-        ).digest()
+        the tools and every message before the turn, each read as the
+        upstream reads it (``read_chat_message``)."""
+        tools = body.get("tools")
+        read = {
+            "model": body["model"],
+            "tools": [read_chat_tool(t) for t in tools] if isinstance(tools, list) else None,
+            "messages": [read_chat_message(m) for m in body["messages"][:end]],
+        }
+        return hashlib.sha256(_canonical(read)).digest()
 
     def _sign(self, *parts: bytes) -> str:
         return base64.b64encode(hmac.new(self._secret, b"\x00".join(parts), hashlib.sha256).digest()).decode()
@@ -706,6 +712,71 @@ class ChatEmulator(Emulator):
             for piece in _pieces(function["arguments"]):
                 yield chunk({"tool_calls": [{"index": k, "function": {"arguments": piece}}]})
         yield chunk({}, choice["finish_reason"])
+
+
+def _present(value: Mapping[str, Any], *, drop: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """``value`` without its null members (and those in ``drop``)."""
+    return {k: v for k, v in value.items() if v is not None and k not in drop}
+
+
+def read_text_content(content: Any) -> Any:
+    """Chat content as one spelling: a string as one text part, the empty
+    string as no part, text parts without their cache marks."""
+    if content is None or content == "":
+        return []
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [_present(p, drop=frozenset({"cache_control"})) if isinstance(p, Mapping) else p for p in content]
+    return content
+
+
+def read_arguments(arguments: Any) -> Any:
+    """Tool-call arguments by their value: a JSON string as what it encodes."""
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except ValueError:
+            return arguments
+    return arguments
+
+
+def read_chat_message(message: Any) -> Any:
+    """A chat-completions message the way OpenRouter hands it to the model
+    (docs/providers.md, "Which spellings are the same request"): null members
+    left out, content as ``read_text_content``, each tool call by id, name and
+    the value of its arguments (``index`` is a streaming field, ``type`` is
+    always "function")."""
+    if not isinstance(message, Mapping):
+        return message
+    out = _present(message)
+    if "content" in message:
+        out["content"] = read_text_content(message.get("content"))
+    calls = out.get("tool_calls")
+    if isinstance(calls, list):
+        out["tool_calls"] = [
+            {
+                "id": call.get("id"),
+                "name": (call.get("function") or {}).get("name"),
+                "arguments": read_arguments((call.get("function") or {}).get("arguments")),
+            }
+            if isinstance(call, Mapping)
+            else call
+            for call in calls
+        ]
+        if not out["tool_calls"]:
+            del out["tool_calls"]
+    return out
+
+
+def read_chat_tool(tool: Any) -> Any:
+    """A tool definition without its cache mark and null members."""
+    if not isinstance(tool, Mapping):
+        return tool
+    out = _present(tool, drop=frozenset({"cache_control"}))
+    if isinstance(out.get("function"), Mapping):
+        out["function"] = _present(out["function"])
+    return out
 
 
 def _chunk_base(response: Mapping[str, Any]) -> dict[str, Any]:

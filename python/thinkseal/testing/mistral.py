@@ -13,7 +13,8 @@ Requests are parsed the way the ``mistralai`` SDK models them
 - ``reasoning_effort`` and ``prompt_mode`` take only their documented values;
 - a thinking chunk with a ``signature`` must carry exactly the signature the
   emulator issued for that text after that very prefix (an HMAC over the
-  model, the tools and every earlier message as parsed), or it is rejected.
+  model, the tools and every earlier message, each read as one spelling:
+  ``read_message``), or it is rejected.
 
 Replies are scripted with ``Step`` (thinking signed) or the provider-native
 ``Reply`` (signed when ``Reply.signed``). Error wording not quoted from
@@ -36,6 +37,7 @@ from typing import Any
 
 from ._ids import tool_call_id
 from ._server import BodyProblem, Emulator, Request, RequestRejected, Response, Step, load_once
+from .chat import read_arguments, read_chat_tool, read_text_content
 
 PATH = "/v1/chat/completions"
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
@@ -83,9 +85,40 @@ def canonical(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+def read_message(message: Any) -> Any:
+    """A chat message as Mistral reads it (docs/providers.md, "Which spellings
+    are the same request"): null members and ``prefix: false`` left out,
+    content as one spelling (a string as one text chunk, "" as none), each
+    tool call by id, name and the value of its arguments."""
+    if not isinstance(message, dict):
+        return message
+    out = {k: v for k, v in message.items() if v is not None and not (k == "prefix" and v is False)}
+    if "content" in message:
+        out["content"] = read_text_content(message.get("content"))
+    calls = out.get("tool_calls")
+    if isinstance(calls, list):
+        out["tool_calls"] = [
+            {
+                "id": call.get("id"),
+                "name": (call.get("function") or {}).get("name"),
+                "arguments": read_arguments((call.get("function") or {}).get("arguments")),
+            }
+            if isinstance(call, dict)
+            else call
+            for call in calls
+        ]
+        if not out["tool_calls"]:
+            del out["tool_calls"]
+    return out
+
+
 def signature(model: str, tools: Any, prefix: list[Any], text: str, secret: bytes = SECRET) -> str:
-    """The emulator's signature of thinking ``text`` produced after ``prefix``."""
-    material = canonical({"model": model, "tools": tools, "prefix": prefix, "thinking": text})
+    """The emulator's signature of thinking ``text`` produced after ``prefix``
+    (each message read as ``read_message``)."""
+    read_tools = [read_chat_tool(t) for t in tools] if isinstance(tools, list) else tools
+    material = canonical(
+        {"model": model, "tools": read_tools, "prefix": [read_message(m) for m in prefix], "thinking": text}
+    )
     return base64.b64encode(hmac.new(secret, material, hashlib.sha256).digest()).decode()
 
 

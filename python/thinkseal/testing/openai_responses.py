@@ -18,7 +18,8 @@ strings, what OpenAI rejects:
   nothing, but signs each item's content over the organisation, the model and
   the prefix (instructions, tools and every input item before the item, each
   read the way the model reads it, so an output item and its input form are the
-  same). A valid item whose prefix changed is dropped and reported in the
+  same, and so are the spellings docs/providers.md lists as the same
+  request). A valid item whose prefix changed is dropped and reported in the
   response's ``input_transformations`` (reason ``prefix_mismatch``), as the
   SDK's ``Response`` type documents;
 - a reasoning item without encrypted content that the server did not store for
@@ -179,18 +180,36 @@ def _as_read(item: Mapping[str, Any]) -> Any:
             arguments = item.get("arguments")
         return ["function_call", item.get("call_id"), item.get("name"), arguments]
     if kind == "function_call_output":
-        return ["function_call_output", item.get("call_id"), item.get("output")]
+        return ["function_call_output", item.get("call_id"), _read_parts(item.get("output"))]
     if kind == "message":
-        content = item.get("content")
-        parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
-        read: list[Any] = []
-        for part in parts:
-            if isinstance(part, Mapping) and part.get("type") in ("text", "input_text", "output_text"):
-                read.append(["text", part.get("text")])
-            else:
-                read.append(part)
-        return ["message", item.get("role"), read]
-    return {k: v for k, v in item.items() if k not in ("id", "status")}
+        return ["message", item.get("role"), _read_parts(item.get("content"))]
+    return {k: v for k, v in item.items() if k not in ("id", "status") and v is not None}
+
+
+def _read_parts(content: Any) -> list[Any]:
+    """Message content (or a call's output) as one spelling: a string as one
+    text part, every text part type (``input_text``, ``output_text``) as text
+    alone (annotations and logprobs are what the model said about it, not
+    what it reads); other parts without null members."""
+    parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+    read: list[Any] = []
+    for part in parts:
+        if isinstance(part, Mapping) and part.get("type") in ("text", "input_text", "output_text"):
+            read.append(["text", part.get("text")])
+        elif isinstance(part, Mapping):
+            read.append({k: v for k, v in part.items() if v is not None})
+        else:
+            read.append(part)
+    return read
+
+
+def _read_tools(tools: Any) -> Any:
+    """Tool definitions as one spelling: null members left out, and a function
+    tool's ``strict`` as the API fills it in (``with_defaults``)."""
+    if not isinstance(tools, list):
+        return tools
+    filled = with_defaults({"tools": tools})["tools"]
+    return [{k: v for k, v in t.items() if v is not None} if isinstance(t, Mapping) else t for t in filled]
 
 
 _ERROR_TYPES = {
@@ -337,7 +356,7 @@ class ResponsesEmulator(Emulator):
     def _prefix(self, body: Mapping[str, Any], items: Sequence[Any]) -> str:
         read = {
             "instructions": body.get("instructions"),
-            "tools": body.get("tools"),
+            "tools": _read_tools(body.get("tools")),
             "input": [_as_read(i) for i in items],
         }
         return hashlib.sha256(_canonical(read)).hexdigest()
