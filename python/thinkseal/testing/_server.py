@@ -20,6 +20,7 @@ so no request can make an emulator drop the connection or answer 500.
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -50,6 +51,63 @@ class Step:
     text: str | None = None
     calls: Sequence[tuple[str, Mapping[str, Any]]] = ()
 
+    def to_json(self) -> dict[str, Any]:
+        """The step's JSON form (docs/testing.md, "Scripts as JSON"):
+        ``{"thinking", "text", "calls": [{"name", "arguments"}]}``, members
+        that are None or empty left out."""
+        out: dict[str, Any] = {}
+        if self.thinking is not None:
+            out["thinking"] = self.thinking
+        if self.text is not None:
+            out["text"] = self.text
+        if self.calls:
+            out["calls"] = [{"name": name, "arguments": dict(arguments)} for name, arguments in self.calls]
+        return out
+
+    @classmethod
+    def from_json(cls, value: Any, where: str = "step") -> Step:
+        """A step from its JSON form; ``ValueError`` naming the member (``where``
+        is the step's place, for the message) for anything else."""
+        _members(value, where, {"thinking", "text", "calls"})
+        thinking = _optional_text(value, "thinking", where)
+        text = _optional_text(value, "text", where)
+        calls = value.get("calls", [])
+        if not isinstance(calls, list):
+            raise ValueError(f"{where}.calls: expected an array of {{name, arguments}} objects")
+        parsed: list[tuple[str, Mapping[str, Any]]] = []
+        for k, call in enumerate(calls):
+            at = f"{where}.calls[{k}]"
+            _members(call, at, {"name", "arguments"})
+            name, arguments = call.get("name"), call.get("arguments", {})
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"{at}.name: expected a non-empty string")
+            if not isinstance(arguments, dict):
+                raise ValueError(f"{at}.arguments: expected an object")
+            parsed.append((name, arguments))
+        return cls(thinking, text, tuple(parsed))
+
+
+def _members(value: Any, where: str, allowed: set[str]) -> None:
+    if not isinstance(value, dict):
+        raise ValueError(f"{where}: expected an object")
+    unknown = sorted(set(value) - allowed)
+    if unknown:
+        raise ValueError(f"{where}.{unknown[0]}: unknown member (expected {', '.join(sorted(allowed))})")
+
+
+def _optional_text(value: Mapping[str, Any], name: str, where: str) -> str | None:
+    text = value.get(name)
+    if text is not None and not isinstance(text, str):
+        raise ValueError(f"{where}.{name}: expected a string or null")
+    return text
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+FAULT_KINDS = ("error", "malformed", "truncated", "slow", "hang")
+
 
 @dataclass(frozen=True)
 class Fault:
@@ -60,6 +118,48 @@ class Fault:
     retry_after: float | None = None
     seconds: float = 0.0
     times: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        """The fault's JSON form (docs/testing.md, "Scripts as JSON"):
+        ``{"kind", "times"}`` and the members its kind uses (``status`` and
+        ``retry_after`` for "error", ``seconds`` for "slow")."""
+        out: dict[str, Any] = {"kind": self.kind, "times": self.times}
+        if self.kind == "error":
+            out["status"] = self.status
+            if self.retry_after is not None:
+                out["retry_after"] = self.retry_after
+        if self.kind == "slow":
+            out["seconds"] = self.seconds
+        return out
+
+    @classmethod
+    def from_json(cls, value: Any, where: str = "fault") -> Fault:
+        """A fault from its JSON form; ``ValueError`` naming the member for anything else."""
+        _members(value, where, {"kind", "status", "retry_after", "seconds", "times"})
+        kind = value.get("kind")
+        if kind not in FAULT_KINDS:
+            raise ValueError(f"{where}.kind: expected one of {', '.join(FAULT_KINDS)}")
+        uses = {"error": {"status", "retry_after"}, "slow": {"seconds"}}.get(kind, set())
+        for unused in sorted({"status", "retry_after", "seconds"} - uses):
+            if unused in value:
+                raise ValueError(f"{where}.{unused}: not a member of a {kind!r} fault")
+        times = value.get("times", 1)
+        if not isinstance(times, int) or isinstance(times, bool) or times < 1:
+            raise ValueError(f"{where}.times: expected an integer of at least 1")
+        if kind == "error":
+            status = value.get("status")
+            if not isinstance(status, int) or isinstance(status, bool) or not 400 <= status <= 599:
+                raise ValueError(f"{where}.status: expected an HTTP error status (400 to 599)")
+            retry_after = value.get("retry_after")
+            if retry_after is not None and (not _number(retry_after) or retry_after < 0):
+                raise ValueError(f"{where}.retry_after: expected a number of seconds, or null")
+            return cls.error(status, retry_after, times=times)
+        if kind == "slow":
+            seconds = value.get("seconds")
+            if not _number(seconds) or seconds < 0:
+                raise ValueError(f"{where}.seconds: expected a number of seconds")
+            return cls.slow(seconds, times=times)
+        return cls(kind, times=times)
 
     @classmethod
     def error(cls, status: int, retry_after: float | None = None, *, times: int = 1) -> Fault:
@@ -284,6 +384,14 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # keep test output clean
 
 
+CONTROL_PATH = "/_thinkseal"
+
+
+def _is_control(path: str) -> bool:
+    route = path.split("?", 1)[0]
+    return route == CONTROL_PATH or route.startswith(CONTROL_PATH + "/")
+
+
 _SDK_LOCK = threading.Lock()
 _T = TypeVar("_T")
 
@@ -323,6 +431,7 @@ class Emulator:
     def __init__(self, *, port: int = 0, require_auth: bool = False) -> None:
         self.port = port
         self.require_auth = require_auth
+        self.control = False  # serve the test-only control endpoint (thinkseal.testing._control)
         self._lock = threading.RLock()
         self._requests: list[Request] = []
         self._faults: deque[Fault] = deque()
@@ -405,6 +514,21 @@ class Emulator:
         with self._lock:
             self._script.clear()
 
+    def clear_faults(self) -> None:
+        """Drop every fault still pending."""
+        with self._lock:
+            self._faults.clear()
+
+    def clear_requests(self) -> None:
+        """Forget the requests received so far (``requests`` starts empty again)."""
+        with self._lock:
+            self._requests.clear()
+
+    def _pending(self) -> tuple[list[Any], int]:
+        """The replies still queued, and how many faulted requests are pending."""
+        with self._lock:
+            return list(self._script), len(self._faults)
+
     def fault(self, fault: Fault) -> None:
         """Queue ``fault`` for the next ``fault.times`` requests (before any provider logic)."""
         if fault.times < 1:
@@ -485,6 +609,11 @@ class Emulator:
             refused.headers["connection"] = "close"
             self._send(handler, refused, truncated=False)
             handler.close_connection = True
+            return
+        if self.control and _is_control(handler.path):
+            from ._control import answer  # noqa: PLC0415 (it builds on this module)
+
+            self._send(handler, answer(self, handler.command, handler.path, raw), truncated=False)
             return
         headers: dict[str, str] = {}
         for name, value in handler.headers.items():
