@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import random
 import socket
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from urllib.parse import urlsplit
 import pytest
 
 import thinkseal
-from thinkseal import Conversation, UserMessage
+from thinkseal import Conversation, Tool, UserMessage
 from thinkseal.testing import EMULATOR_IDS, Emulator, emulate
 
 CREDENTIALS = {"x-api-key": "test-key", "authorization": "Bearer test-key", "x-goog-api-key": "test-key"}
@@ -248,7 +249,7 @@ def test_concurrent_first_requests_in_a_fresh_process_are_all_answered() -> None
         """
         import json, sys, threading, urllib.error, urllib.request
         import thinkseal
-        from thinkseal import Conversation, UserMessage
+        from thinkseal import Conversation, Tool, UserMessage
         from thinkseal.testing import EMULATOR_IDS, emulator
 
         running = [emulator(p, require_auth=False).start() for p in EMULATOR_IDS]
@@ -289,3 +290,57 @@ def test_concurrent_first_requests_in_a_fresh_process_are_all_answered() -> None
         failures, answered, sent = run.stdout.split(" ", 1)[0], *run.stdout.split()[-2:]
         assert failures == "[]", run.stdout
         assert answered == sent
+
+
+# -- JSON of the wrong shape -----------------------------------------------------------------
+
+ODD_VALUES: list[Any] = [None, 1, -1, 0.5, "", "x", [], {}, [1], {"a": 1}, True, [None], [{}], [{"type": "text"}]]
+
+
+def _paths(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield path
+    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in children:
+        yield from _paths(child, (*path, key))
+
+
+def _child(node: Any, key: Any) -> Any:
+    if isinstance(node, dict):
+        return node.get(key)
+    if isinstance(node, list) and isinstance(key, int) and key < len(node):
+        return node[key]
+    return None
+
+
+def _mutated(body: Any, rng: random.Random) -> Any:
+    """``body`` with one to three members replaced by a value of another type, or removed."""
+    copy = json.loads(json.dumps(body))
+    paths = [p for p in _paths(copy) if p]
+    for _ in range(rng.randint(1, 3)):
+        path = rng.choice(paths)
+        node = copy
+        for key in path[:-1]:
+            node = _child(node, key)
+        if isinstance(node, dict) and rng.random() < 0.2:
+            node.pop(path[-1], None)
+        elif isinstance(node, dict) or (isinstance(node, list) and isinstance(path[-1], int) and path[-1] < len(node)):
+            node[path[-1]] = json.loads(json.dumps(rng.choice(ODD_VALUES)))
+    return copy
+
+
+def test_json_of_the_wrong_shape_gets_a_4xx_never_a_5xx(provider_id: str, emu: Emulator) -> None:
+    req = thinkseal.provider(provider_id).prepare(
+        Conversation([UserMessage("Hi")], [Tool("lookup", "Look", {"type": "object"})]),
+        model="model-a",
+        **emu.thinking_options,
+    )
+    path, headers = target(emu, req)
+    rng = random.Random(f"{provider_id}/shapes")
+    connection = connect(emu)
+    answered = []
+    for _ in range(60):
+        body = _mutated(req.body, rng)
+        status, _, raw = exchange(connection, path, json.dumps(body).encode(), headers)
+        assert status < 500, (body, raw[:300])
+        answered.append(status)
+    assert any(400 <= s < 500 for s in answered)  # the mutations were refused, not all ignored

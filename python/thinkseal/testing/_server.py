@@ -384,6 +384,10 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # keep test output clean
 
 
+# What reading a member of the wrong type raises (a string where an object
+# was expected, a missing key...): a refused body, not an emulator bug.
+_SHAPE_ERRORS = (TypeError, AttributeError, KeyError, IndexError, ValueError)
+
 CONTROL_PATH = "/_thinkseal"
 
 
@@ -575,6 +579,11 @@ class Emulator:
         """The provider's answer to a body that is not JSON (or too deeply nested)."""
         return self._error(400, f"The request body is not valid JSON: {problem.detail} (emulator wording)")
 
+    def _invalid_shape(self, error: Exception) -> Response:
+        """The provider's answer to a JSON body whose members have the wrong types."""
+        detail = f"{type(error).__name__}: {error}"[:300]
+        return self._error(400, f"The request body does not have the shape the API takes ({detail}) (emulator wording)")
+
     def _too_large(self) -> Response:
         """The provider's answer to a body longer than ``max_body_bytes``."""
         return self._error(413, "Request exceeds the maximum allowed number of bytes.")
@@ -660,6 +669,11 @@ class Emulator:
             return self._answer(request)
         except RequestRejected as rejected:
             return Response(rejected.status, rejected.body)
+        except _SHAPE_ERRORS as exc:
+            # JSON whose members are not of the types the API takes reached a
+            # rule that reads them: the provider refuses such a body with a 4xx,
+            # in words the emulator does not have for every member.
+            return self._invalid_shape(exc)
         except Exception as exc:  # an emulator bug: answer it rather than hang the client
             return self._error(500, f"emulator error: {type(exc).__name__}: {exc}")
 

@@ -399,6 +399,10 @@ class MistralEmulator(Emulator):
         }
         return Response(422, {"object": "error", "detail": [detail]})
 
+    def _invalid_shape(self, error: Exception) -> Response:
+        detail = f"{type(error).__name__}: {error}"[:300]
+        return Response(422, {"object": "error", "detail": [{"type": "value_error", "loc": ["body"], "msg": detail}]})
+
     def _too_large(self) -> Response:
         return self._error(413, "Request Entity Too Large (emulator wording)")
 
