@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.error
+import urllib.request
 from typing import Any
 
 import pytest
 
-from thinkseal.testing import Fault, Step, emulate
+from thinkseal.testing import EMULATOR_IDS, Fault, Step, emulate
 from thinkseal.testing._control import read_script
 
 from .test_emulators import post
@@ -80,13 +82,21 @@ def test_a_script_document_is_steps_and_faults_or_an_array_of_steps() -> None:
         read_script({"steps": [{}, 3]})
 
 
+@pytest.mark.parametrize("provider_id", EMULATOR_IDS)
+def test_the_control_path_is_no_providers_path(provider_id: str) -> None:
+    script = json.dumps({"steps": [{"text": "Scripted."}]}).encode()
+    with emulate(provider_id, require_auth=False) as emu:
+        for method in ("GET", "POST"):
+            request = urllib.request.Request(emu.server_url + "/_thinkseal/script", data=script, method=method)
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=10)
+            assert refused.value.code == 404  # the provider's own answer to a path it does not serve
+            json.loads(refused.value.read())
+        assert len(emu.requests) == 2
+
+
 def test_the_control_endpoint_is_off_unless_asked_for() -> None:
     script = json.dumps({"steps": [{"text": "Scripted."}]}).encode()
-    with emulate("openai", require_auth=False) as emu:
-        status, _, raw = post(emu.server_url + "/_thinkseal/script", script, {"content-type": "application/json"})
-        assert status == 404  # the provider's own answer to a path it does not serve
-        assert "error" in json.loads(raw)
-        assert len(emu.requests) == 1
     with emulate("openai", require_auth=False, control=True) as emu:
         status, _, raw = post(emu.server_url + "/_thinkseal/script", script, {"content-type": "application/json"})
         assert status == 200, raw

@@ -463,6 +463,8 @@ class Emulator:
         if self._server is not None:
             return self
         self._prepare()
+        if self.control:
+            from . import _control  # noqa: F401, PLC0415 (imported here, not by a request thread)
         self._stopping.clear()
         self._server = _Server(("127.0.0.1", self.port), _Handler)
         self._server.emulator = self
@@ -620,7 +622,7 @@ class Emulator:
             handler.close_connection = True
             return
         if self.control and _is_control(handler.path):
-            from ._control import answer  # noqa: PLC0415 (it builds on this module)
+            from ._control import answer  # noqa: PLC0415 (it builds on this module; loaded by start())
 
             self._send(handler, answer(self, handler.command, handler.path, raw), truncated=False)
             return
