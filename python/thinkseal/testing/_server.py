@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -358,7 +359,9 @@ class _Server(ThreadingHTTPServer):
     emulator: Emulator
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that went away mid-answer: nothing to report
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return  # a client that went away mid-answer: nothing to report
+        super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -143,7 +143,7 @@ def _normal(value: Any) -> Any:
             default = _DEFAULTS_AS_ABSENT.get(member, _ABSENT)
             if item is None or (type(item) is type(default) and item == default):
                 continue
-            if member in ("thoughtSignature", "data") and isinstance(item, str):
+            if member in ("thoughtSignature", "data") and isinstance(item, str) and item not in DUMMIES:
                 out[member] = item.replace("-", "+").replace("_", "/").rstrip("=")
             else:
                 out[member] = item if member in _DATA_MEMBERS else _normal(item)
