@@ -136,11 +136,19 @@ def build_parser() -> argparse.ArgumentParser:
         "emulate",
         help="run a provider's enforcing emulator in the foreground",
         description="Serve the enforcing emulator of PROVIDER on 127.0.0.1 until Ctrl-C or SIGTERM. The first "
-        "line printed is its base URL (with --json: one JSON object).",
+        "line printed is its base URL (with --json: one JSON object). Replies are scripted with --script and, "
+        "while it runs, through the test-only control endpoint under <server_url>/_thinkseal (docs/testing.md).",
     )
     emulate.add_argument("provider", metavar="PROVIDER", help="a provider id (thinkseal.testing.EMULATOR_IDS)")
     emulate.add_argument("--port", type=port, default=0, help="the port to listen on (default 0: any free port)")
     emulate.add_argument("--no-auth", action="store_true", help="accept requests without the provider's auth header")
+    emulate.add_argument(
+        "--script",
+        metavar="FILE",
+        help='scripted replies: a JSON file {"steps": [...], "faults": [...]} (or an array of steps), each in '
+        "thinkseal.testing's JSON form of Step and Fault; - for stdin. More can be sent at run time to the "
+        "test-only control endpoint, POST <server_url>/_thinkseal/script",
+    )
     _json_flag(emulate, "the address")
 
     demo = commands.add_parser(

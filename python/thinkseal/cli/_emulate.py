@@ -1,6 +1,9 @@
 """``thinkseal emulate``: a provider's enforcing emulator in the foreground,
 for test suites in other languages. The first line printed is the base URL
-(with ``--json``, one JSON object); it serves until Ctrl-C or SIGTERM."""
+(with ``--json``, one JSON object); it serves until Ctrl-C or SIGTERM.
+``--script FILE`` queues scripted replies and faults (the JSON form of
+``thinkseal.testing``'s ``Step`` and ``Fault``); the test-only control
+endpoint under ``<server_url>/_thinkseal`` takes more while it runs."""
 
 from __future__ import annotations
 
@@ -11,22 +14,36 @@ import threading
 from types import FrameType
 from typing import Any
 
-from ._input import InputError
+from ._input import InputError, read_json
 from ._output import Out
 
 __all__ = ["run"]
 
 
+def _script(path: str) -> Any:
+    """The script document at ``path``, read (``InputError`` naming the file and member)."""
+    from ..testing._control import read_script  # noqa: PLC0415 - the emulators only for this command
+
+    try:
+        return read_script(read_json(path))
+    except ValueError as err:
+        raise InputError(f"{path}: not a script: {err}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from ..testing import EMULATOR_IDS, emulator  # noqa: PLC0415 - the emulators only for this command
+    from ..testing._control import CONTROL_PATH, apply  # noqa: PLC0415
 
     if args.provider not in EMULATOR_IDS:
         raise InputError(f"no emulator for {args.provider!r}; known: {', '.join(EMULATOR_IDS)}")
+    script = _script(args.script) if args.script is not None else None
     out = Out()
     stop = threading.Event()
     previous = _on_signals(stop)
     try:
-        emu = emulator(args.provider, port=args.port, require_auth=not args.no_auth)
+        emu = emulator(args.provider, port=args.port, require_auth=not args.no_auth, control=True)
+        if script is not None:
+            apply(emu, script)
         try:
             emu.start()
         except OSError as err:
@@ -37,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
                     "provider": args.provider,
                     "base_url": emu.base_url,
                     "server_url": emu.server_url,
+                    "control_url": emu.server_url + CONTROL_PATH,
                     "require_auth": emu.require_auth,
                     "options": dict(emu.options),
                     "thinking_options": dict(emu.thinking_options),

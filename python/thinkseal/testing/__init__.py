@@ -33,7 +33,10 @@ rules) and answers violations with the provider's own error bodies::
 ``Step`` scripts one reply (each provider returns its thinking its own way),
 ``Fault`` injects errors, malformed or truncated answers, delays and hangs,
 ``rotate_keys()`` makes every seal issued so far stale, ``require_auth`` checks
-the provider's auth header. The pytest fixture ``thinkseal_emulator`` comes
+the provider's auth header. ``Step`` and ``Fault`` have a JSON form
+(``to_json``/``from_json``), which ``thinkseal emulate --script FILE`` and the
+test-only control endpoint (``emulate(..., control=True)``, under
+``/_thinkseal``) take from suites in any language. The pytest fixture ``thinkseal_emulator`` comes
 with the ``thinkseal.testing.pytest_plugin`` plugin. docs/testing.md has the
 details.
 

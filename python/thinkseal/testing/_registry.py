@@ -42,21 +42,25 @@ EMULATOR_IDS: tuple[str, ...] = tuple(EMULATORS)
 """The provider ids that have an emulator (all of ``thinkseal.providers.PROVIDER_IDS``)."""
 
 
-def emulator(provider_id: str, *, port: int = 0, require_auth: bool = True) -> Emulator:
+def emulator(provider_id: str, *, port: int = 0, require_auth: bool = True, control: bool = False) -> Emulator:
     """A new, unstarted emulator of ``provider_id`` (``start()`` it, or use it in ``with``)."""
     try:
         make = EMULATORS[provider_id]
     except KeyError:
         raise ValueError(f"no emulator for {provider_id!r}; known: {', '.join(EMULATOR_IDS)}") from None
-    return make(port, require_auth)
+    made = make(port, require_auth)
+    made.control = control
+    return made
 
 
 @contextmanager
-def emulate(provider_id: str, *, port: int = 0, require_auth: bool = True) -> Iterator[Emulator]:
+def emulate(provider_id: str, *, port: int = 0, require_auth: bool = True, control: bool = False) -> Iterator[Emulator]:
     """The started emulator of ``provider_id`` for the ``with`` block, stopped after it.
 
     ``port``: 0 (an ephemeral port) or the port to listen on, for suites in
     other languages that need a fixed address. ``require_auth``: answer a
-    request without the provider's auth header with its 401."""
-    with emulator(provider_id, port=port, require_auth=require_auth) as running:
+    request without the provider's auth header with its 401. ``control``:
+    also serve the test-only control endpoint under ``/_thinkseal`` (scripts
+    and faults as JSON, the requests received; docs/testing.md)."""
+    with emulator(provider_id, port=port, require_auth=require_auth, control=control) as running:
         yield running

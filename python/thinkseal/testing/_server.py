@@ -8,20 +8,38 @@ hands what is left to the subclass's ``_answer``. Subclasses say how their
 provider shapes an error body (``_error``), which header carries its
 credentials (``_authorized``), whether a request asks for a stream
 (``_streaming``) and how their seals are made stale (``_rotate``).
+
+The body is read here, whole, for every emulator alike: by its
+Content-Length or, sent ``Transfer-Encoding: chunked``, chunk by chunk.
+A body that is not JSON (not UTF-8 either), nested deeper than
+``max_depth`` or longer than ``max_body_bytes`` never reaches ``_answer``:
+it gets the provider's own 4xx for it (``_invalid_json``, ``_too_large``),
+so no request can make an emulator drop the connection or answer 500.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import sys
 import threading
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import MappingProxyType, TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Literal, Self, TypeVar
 
 _NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})
+
+MAX_BODY_BYTES = 32 * 1024 * 1024
+"""The longest request body an emulator reads (Anthropic documents 32 MB for
+its Messages API; the emulators take that bound for every provider)."""
+
+MAX_DEPTH = 128
+"""The deepest nesting of arrays and objects an emulator takes in a body (the
+emulator's own bound: deep enough for any real request, shallow enough that
+no rule engine recurses out of its stack)."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +52,63 @@ class Step:
     text: str | None = None
     calls: Sequence[tuple[str, Mapping[str, Any]]] = ()
 
+    def to_json(self) -> dict[str, Any]:
+        """The step's JSON form (docs/testing.md, "Scripts as JSON"):
+        ``{"thinking", "text", "calls": [{"name", "arguments"}]}``, members
+        that are None or empty left out."""
+        out: dict[str, Any] = {}
+        if self.thinking is not None:
+            out["thinking"] = self.thinking
+        if self.text is not None:
+            out["text"] = self.text
+        if self.calls:
+            out["calls"] = [{"name": name, "arguments": dict(arguments)} for name, arguments in self.calls]
+        return out
+
+    @classmethod
+    def from_json(cls, value: Any, where: str = "step") -> Step:
+        """A step from its JSON form; ``ValueError`` naming the member (``where``
+        is the step's place, for the message) for anything else."""
+        _members(value, where, {"thinking", "text", "calls"})
+        thinking = _optional_text(value, "thinking", where)
+        text = _optional_text(value, "text", where)
+        calls = value.get("calls", [])
+        if not isinstance(calls, list):
+            raise ValueError(f"{where}.calls: expected an array of {{name, arguments}} objects")
+        parsed: list[tuple[str, Mapping[str, Any]]] = []
+        for k, call in enumerate(calls):
+            at = f"{where}.calls[{k}]"
+            _members(call, at, {"name", "arguments"})
+            name, arguments = call.get("name"), call.get("arguments", {})
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"{at}.name: expected a non-empty string")
+            if not isinstance(arguments, dict):
+                raise ValueError(f"{at}.arguments: expected an object")
+            parsed.append((name, arguments))
+        return cls(thinking, text, tuple(parsed))
+
+
+def _members(value: Any, where: str, allowed: set[str]) -> None:
+    if not isinstance(value, dict):
+        raise ValueError(f"{where}: expected an object")
+    unknown = sorted(set(value) - allowed)
+    if unknown:
+        raise ValueError(f"{where}.{unknown[0]}: unknown member (expected {', '.join(sorted(allowed))})")
+
+
+def _optional_text(value: Mapping[str, Any], name: str, where: str) -> str | None:
+    text = value.get(name)
+    if text is not None and not isinstance(text, str):
+        raise ValueError(f"{where}.{name}: expected a string or null")
+    return text
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+FAULT_KINDS = ("error", "malformed", "truncated", "slow", "hang")
+
 
 @dataclass(frozen=True)
 class Fault:
@@ -44,6 +119,48 @@ class Fault:
     retry_after: float | None = None
     seconds: float = 0.0
     times: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        """The fault's JSON form (docs/testing.md, "Scripts as JSON"):
+        ``{"kind", "times"}`` and the members its kind uses (``status`` and
+        ``retry_after`` for "error", ``seconds`` for "slow")."""
+        out: dict[str, Any] = {"kind": self.kind, "times": self.times}
+        if self.kind == "error":
+            out["status"] = self.status
+            if self.retry_after is not None:
+                out["retry_after"] = self.retry_after
+        if self.kind == "slow":
+            out["seconds"] = self.seconds
+        return out
+
+    @classmethod
+    def from_json(cls, value: Any, where: str = "fault") -> Fault:
+        """A fault from its JSON form; ``ValueError`` naming the member for anything else."""
+        _members(value, where, {"kind", "status", "retry_after", "seconds", "times"})
+        kind = value.get("kind")
+        if kind not in FAULT_KINDS:
+            raise ValueError(f"{where}.kind: expected one of {', '.join(FAULT_KINDS)}")
+        uses = {"error": {"status", "retry_after"}, "slow": {"seconds"}}.get(kind, set())
+        for unused in sorted({"status", "retry_after", "seconds"} - uses):
+            if unused in value:
+                raise ValueError(f"{where}.{unused}: not a member of a {kind!r} fault")
+        times = value.get("times", 1)
+        if not isinstance(times, int) or isinstance(times, bool) or times < 1:
+            raise ValueError(f"{where}.times: expected an integer of at least 1")
+        if kind == "error":
+            status = value.get("status")
+            if not isinstance(status, int) or isinstance(status, bool) or not 400 <= status <= 599:
+                raise ValueError(f"{where}.status: expected an HTTP error status (400 to 599)")
+            retry_after = value.get("retry_after")
+            if retry_after is not None and (not _number(retry_after) or retry_after < 0):
+                raise ValueError(f"{where}.retry_after: expected a number of seconds, or null")
+            return cls.error(status, retry_after, times=times)
+        if kind == "slow":
+            seconds = value.get("seconds")
+            if not _number(seconds) or seconds < 0:
+                raise ValueError(f"{where}.seconds: expected a number of seconds")
+            return cls.slow(seconds, times=times)
+        return cls(kind, times=times)
 
     @classmethod
     def error(cls, status: int, retry_after: float | None = None, *, times: int = 1) -> Fault:
@@ -74,6 +191,25 @@ class Fault:
 
 
 @dataclass(frozen=True)
+class BodyProblem:
+    """Why a request body was not read as JSON: ``kind`` is "syntax" (not
+    JSON, or not UTF-8), "depth" (nested deeper than the emulator's
+    ``max_depth``) or "size" (longer than its ``max_body_bytes``);
+    ``detail`` says what went wrong (Python's ``json`` wording), at
+    ``line``, ``column`` (from 1) and ``position`` (from 0, in characters) of
+    the body; ``at_end``: the body ended where more was needed (cut off);
+    ``found``: the character at ``position`` ("" at the end)."""
+
+    kind: Literal["syntax", "depth", "size"]
+    detail: str
+    line: int = 1
+    column: int = 1
+    position: int = 0
+    at_end: bool = False
+    found: str = ""
+
+
+@dataclass(frozen=True)
 class Request:
     """One request as the emulator received it."""
 
@@ -82,6 +218,7 @@ class Request:
     headers: Mapping[str, str]  # names lower-cased
     raw: bytes
     body: Any  # the parsed JSON, or None when the body is not JSON
+    problem: BodyProblem | None = None  # why ``body`` is None, for a body that was not taken
 
 
 @dataclass
@@ -111,17 +248,120 @@ class RequestRejected(Exception):
         self.body = body
 
 
-def parse_json(raw: bytes) -> Any:
-    """``raw`` as JSON, or None when it is not."""
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_body(raw: bytes, max_depth: int = MAX_DEPTH) -> tuple[Any, BodyProblem | None]:
+    """``raw`` as JSON (strict: UTF-8, no NaN or Infinity, nested at most
+    ``max_depth`` deep), or None and why not."""
     try:
-        return json.loads(raw) if raw else None
-    except ValueError:
-        return None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return None, BodyProblem("syntax", "invalid UTF-8", 1, err.start + 1, err.start)
+    try:
+        value = json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as err:
+        end = err.pos >= len(text.rstrip())
+        found = "" if end else text[err.pos]
+        return None, BodyProblem("syntax", err.msg, err.lineno, err.colno, err.pos, end, found)
+    except ValueError as err:  # NaN, Infinity
+        return None, BodyProblem("syntax", str(err))
+    except RecursionError:
+        return None, BodyProblem("depth", f"nested deeper than {max_depth} levels")
+    if _deeper_than(value, max_depth):
+        return None, BodyProblem("depth", f"nested deeper than {max_depth} levels")
+    return value, None
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether arrays and objects nest in ``value`` more than ``limit`` deep
+    (a loop, not recursion: the value may be as deep as the parser allowed)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+class BadFraming(Exception):
+    """A request whose body cannot be delimited (bad Content-Length or chunk framing)."""
+
+
+def read_body(handler: BaseHTTPRequestHandler, limit: int) -> tuple[bytes, bool]:
+    """The request body as sent (by Content-Length, or chunked) and whether it
+    was longer than ``limit`` (then the bytes past the limit are read and
+    dropped, so the connection stays in step). Raises ``BadFraming``."""
+    if "chunked" in handler.headers.get("transfer-encoding", "").lower():
+        return _read_chunked(handler, limit)
+    declared = handler.headers.get("content-length")
+    if declared is None:
+        return b"", False
+    if not declared.strip().isdigit():
+        raise BadFraming(f"invalid Content-Length {declared!r}")
+    length = int(declared)
+    if length > limit:
+        _discard(handler, length)
+        return b"", True
+    raw = handler.rfile.read(length)
+    if len(raw) != length:
+        raise BadFraming("the body ended before its Content-Length")
+    return raw, False
+
+
+def _discard(handler: BaseHTTPRequestHandler, count: int) -> None:
+    while count > 0:
+        piece = handler.rfile.read(min(count, 1 << 16))
+        if not piece:
+            raise BadFraming("the body ended before its Content-Length")
+        count -= len(piece)
+
+
+def _read_chunked(handler: BaseHTTPRequestHandler, limit: int) -> tuple[bytes, bool]:
+    parts: list[bytes] = []
+    total = 0
+    while True:
+        line = handler.rfile.readline(1 << 12)
+        size_text = line.split(b";", 1)[0].strip()
+        try:
+            size = int(size_text, 16)
+        except ValueError:
+            raise BadFraming(f"invalid chunk size {size_text[:20]!r}") from None
+        if size < 0:
+            raise BadFraming("invalid chunk size")
+        if size == 0:
+            break
+        total += size
+        if total > limit:
+            _discard(handler, size)
+        else:
+            data = handler.rfile.read(size)
+            if len(data) != size:
+                raise BadFraming("the body ended inside a chunk")
+            parts.append(data)
+        if handler.rfile.readline(3) not in (b"\r\n", b"\n"):
+            raise BadFraming("a chunk does not end with CRLF")
+    while handler.rfile.readline(1 << 12) not in (b"\r\n", b"\n", b""):
+        pass  # trailer fields, ignored
+    return (b"", True) if total > limit else (b"".join(parts), False)
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # Many clients connecting at once (a test suite's concurrent first
+    # requests) must queue, not be refused: the default backlog is 5.
+    request_queue_size = 128
     emulator: Emulator
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return  # a client that went away mid-answer: nothing to report
+        super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -134,8 +374,51 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self.server.emulator._serve(self)
 
+    def do_PUT(self) -> None:
+        self.server.emulator._serve(self)
+
+    def do_DELETE(self) -> None:
+        self.server.emulator._serve(self)
+
+    def do_PATCH(self) -> None:
+        self.server.emulator._serve(self)
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
         pass  # keep test output clean
+
+
+# What reading a member of the wrong type raises (a string where an object
+# was expected, a missing key...): a refused body, not an emulator bug.
+_SHAPE_ERRORS = (TypeError, AttributeError, KeyError, IndexError, ValueError)
+
+CONTROL_PATH = "/_thinkseal"
+
+
+def _is_control(path: str) -> bool:
+    route = path.split("?", 1)[0]
+    return route == CONTROL_PATH or route.startswith(CONTROL_PATH + "/")
+
+
+_SDK_LOCK = threading.Lock()
+_T = TypeVar("_T")
+
+
+def load_once(load: Callable[[], _T]) -> Callable[[], _T]:
+    """``load`` run once per process, under one lock shared by every such
+    loader: the SDK modules the emulators check bodies against are imported
+    by one thread at a time, never by two request threads at once (two
+    threads importing the same package's modules in another order deadlock
+    on Python's module locks)."""
+    done: list[_T] = []
+
+    def loaded() -> _T:
+        if not done:
+            with _SDK_LOCK:
+                if not done:
+                    done.append(load())
+        return done[0]
+
+    return loaded
 
 
 class Emulator:
@@ -149,10 +432,13 @@ class Emulator:
     provider: str = ""
     base_path: str = ""
     stream_content_type: str = "text/event-stream"
+    max_body_bytes: int = MAX_BODY_BYTES
+    max_depth: int = MAX_DEPTH
 
     def __init__(self, *, port: int = 0, require_auth: bool = False) -> None:
         self.port = port
         self.require_auth = require_auth
+        self.control = False  # serve the test-only control endpoint (thinkseal.testing._control)
         self._lock = threading.RLock()
         self._requests: list[Request] = []
         self._faults: deque[Fault] = deque()
@@ -179,6 +465,9 @@ class Emulator:
         """Start serving (on ``port``, or an ephemeral port when it is 0)."""
         if self._server is not None:
             return self
+        self._prepare()
+        if self.control:
+            from . import _control  # noqa: F401, PLC0415 (imported here, not by a request thread)
         self._stopping.clear()
         self._server = _Server(("127.0.0.1", self.port), _Handler)
         self._server.emulator = self
@@ -234,6 +523,21 @@ class Emulator:
         with self._lock:
             self._script.clear()
 
+    def clear_faults(self) -> None:
+        """Drop every fault still pending."""
+        with self._lock:
+            self._faults.clear()
+
+    def clear_requests(self) -> None:
+        """Forget the requests received so far (``requests`` starts empty again)."""
+        with self._lock:
+            self._requests.clear()
+
+    def _pending(self) -> tuple[list[Any], int]:
+        """The replies still queued, and how many faulted requests are pending."""
+        with self._lock:
+            return list(self._script), len(self._faults)
+
     def fault(self, fault: Fault) -> None:
         """Queue ``fault`` for the next ``fault.times`` requests (before any provider logic)."""
         if fault.times < 1:
@@ -267,6 +571,28 @@ class Emulator:
     def _answer(self, request: Request) -> Response:
         raise NotImplementedError
 
+    def _serves(self, request: Request) -> bool:
+        """Whether the request is for one of the provider's endpoints (the
+        others are answered by ``_answer``, with the provider's 404)."""
+        return True
+
+    def _prepare(self) -> None:
+        """Load what answering needs before the first request (``start``
+        calls it in the starting thread): the SDK types a body is checked against."""
+
+    def _invalid_json(self, problem: BodyProblem) -> Response:
+        """The provider's answer to a body that is not JSON (or too deeply nested)."""
+        return self._error(400, f"The request body is not valid JSON: {problem.detail} (emulator wording)")
+
+    def _invalid_shape(self, error: Exception) -> Response:
+        """The provider's answer to a JSON body whose members have the wrong types."""
+        detail = f"{type(error).__name__}: {error}"[:300]
+        return self._error(400, f"The request body does not have the shape the API takes ({detail}) (emulator wording)")
+
+    def _too_large(self) -> Response:
+        """The provider's answer to a body longer than ``max_body_bytes``."""
+        return self._error(413, "Request exceeds the maximum allowed number of bytes.")
+
     def _error(self, status: int, message: str) -> Response:
         """The provider's own error answer for ``status``."""
         return Response(status, {"error": {"code": status, "message": message}})
@@ -289,9 +615,33 @@ class Emulator:
     # -- HTTP -------------------------------------------------------------------------------
 
     def _serve(self, handler: BaseHTTPRequestHandler) -> None:
-        raw = handler.rfile.read(int(handler.headers.get("content-length") or 0))
-        headers = {k.lower(): v for k, v in handler.headers.items()}
-        request = Request(handler.command, handler.path, MappingProxyType(headers), raw, parse_json(raw))
+        try:
+            raw, oversized = read_body(handler, self.max_body_bytes)
+        except BadFraming as err:
+            # The rest of the stream cannot be read in step: answer, then close.
+            refused = self._error(400, f"Malformed HTTP request body: {err} (emulator wording)")
+            refused.headers["connection"] = "close"
+            self._send(handler, refused, truncated=False)
+            handler.close_connection = True
+            return
+        if self.control and _is_control(handler.path):
+            from ._control import answer  # noqa: PLC0415 (it builds on this module; loaded by start())
+
+            self._send(handler, answer(self, handler.command, handler.path, raw), truncated=False)
+            return
+        headers: dict[str, str] = {}
+        for name, value in handler.headers.items():
+            # A header sent twice reads as its values joined, as HTTP defines it.
+            key = name.lower()
+            headers[key] = f"{headers[key]}, {value}" if key in headers else value
+        problem: BodyProblem | None
+        if oversized:
+            body, problem = None, BodyProblem("size", f"longer than {self.max_body_bytes} bytes")
+        elif raw or handler.command in ("POST", "PUT", "PATCH"):
+            body, problem = parse_body(raw, self.max_depth)
+        else:
+            body, problem = None, None
+        request = Request(handler.command, handler.path, MappingProxyType(headers), raw, body, problem)
         self._record(request)
         with self._lock:
             fault = self._faults.popleft() if self._faults else None
@@ -318,10 +668,17 @@ class Emulator:
             return Response(data=b'{"id": "emulated", "content": [', content_type="application/json")
         if self.require_auth and not self._authorized(request):
             return self._auth_error()
+        if request.problem is not None and self._serves(request):
+            return self._too_large() if request.problem.kind == "size" else self._invalid_json(request.problem)
         try:
             return self._answer(request)
         except RequestRejected as rejected:
             return Response(rejected.status, rejected.body)
+        except _SHAPE_ERRORS as exc:
+            # JSON whose members are not of the types the API takes reached a
+            # rule that reads them: the provider refuses such a body with a 4xx,
+            # in words the emulator does not have for every member.
+            return self._invalid_shape(exc)
         except Exception as exc:  # an emulator bug: answer it rather than hang the client
             return self._error(500, f"emulator error: {type(exc).__name__}: {exc}")
 

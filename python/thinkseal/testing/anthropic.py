@@ -7,7 +7,10 @@ on each later request it verifies every replayed ``thinking`` and
 ``redacted_thinking`` block against the prefix *as now sent*. Violations are
 answered with Anthropic's 400 wording (docs/providers.md, Anthropic; and the
 well-known tool-pairing errors). ``AnthropicEmulator`` serves it
-over HTTP (``POST /v1/messages``, JSON or SSE) on 127.0.0.1.
+over HTTP (``POST /v1/messages``, JSON or SSE) on 127.0.0.1, with the
+``anthropic-version`` header checked against the versions Anthropic lists
+(``API_VERSIONS``; under 2026-10-21 the removed sampling parameters are
+refused as unknown fields).
 
 Replies are scripted with ``Step`` (``emulator.script(Step(thinking=...,
 calls=[...]))``), or block by block as Claude returns them:
@@ -16,11 +19,12 @@ puts any block in the reply as it is (server tool use, cited text). With
 thinking off, the scripted thinking is left out of the reply.
 
 The binding is computed over the request's content as Claude reads it: cache
-breakpoints (``cache_control``) left out, plain string content read as one
-text block, and white-space-only text blocks (which Claude itself returns
-before a thinking block, and rejects in requests) left out. So moving a
-breakpoint, or sending "x" for ``[{"type": "text", "text": "x"}]``, keeps a
-block bound; these are assumptions of the emulator (docs/providers.md).
+breakpoints (``cache_control``) left out, plain string content (a message's,
+the system's, a tool result's) read as one text block, null members and
+``is_error: false`` left out, and white-space-only text blocks (which Claude
+itself returns before a thinking block, and rejects in requests) left out. So
+moving a breakpoint, or sending "x" for ``[{"type": "text", "text": "x"}]``,
+keeps a block bound (docs/providers.md, "Which spellings are the same request").
 
 Under adaptive thinking a tool step may come without thinking; the emulator
 remembers the tool calls it returned together with thinking, and only a tool
@@ -30,8 +34,9 @@ start with its thinking.
 The same server also answers Claude on Vertex AI's path,
 ``POST /v1/projects/{project}/locations/{region}/publishers/anthropic/models/{model}:rawPredict``
 (``:streamRawPredict``): the same Messages API with the model taken from the
-path, ``anthropic_version: "vertex-2023-10-16"`` required in the body, no
-``model`` in it, and no ``anthropic-version`` header needed. Vertex is another
+path, ``anthropic_version`` required in the body (``"vertex-2023-10-16"``,
+or ``"2026-10-21"`` as the SDK's Vertex client sends it), no ``model`` in it,
+and no ``anthropic-version`` header needed. Vertex is another
 endpoint with its own ``Claude`` engine (its own signing key): a block signed
 by one endpoint fails the other's signature check ("Invalid `signature`").
 """
@@ -51,11 +56,19 @@ from typing import Any
 from urllib.parse import unquote
 
 from ._ids import tool_call_id
-from ._server import Emulator, Request, Response, Step
+from ._server import BodyProblem, Emulator, Request, Response, Step
 
 BINDING_BETA = "thinking-binding-controls-2026-08-01"
 INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
+# Every ``anthropic-version`` Anthropic's versioning page lists (the SDKs
+# since October 2026 send 2026-10-21 by default), and the ``anthropic_version``
+# body values Claude on Vertex AI takes: its own, and 2026-10-21 (the
+# versioning page lists Google Cloud among the platforms that have it; the
+# SDK's Vertex client sends it).
+API_VERSIONS = ("2023-01-01", "2023-06-01", "2026-10-21")
+SAMPLING_REMOVED_IN = "2026-10-21"
 VERTEX_VERSION = "vertex-2023-10-16"
+VERTEX_VERSIONS = (VERTEX_VERSION, SAMPLING_REMOVED_IN)
 VERTEX_PATH = re.compile(
     r"/v1/projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/publishers/anthropic/models/"
     r"(?P<model>[^/]+):(?P<method>rawPredict|streamRawPredict)"
@@ -103,8 +116,15 @@ BUDGET_TOO_SMALL = "thinking.enabled.budget_tokens: Input should be greater than
 BUDGET_NOT_BELOW_MAX = "`max_tokens` must be greater than `thinking.budget_tokens`."
 TEMPERATURE = "`temperature` may only be set to 1 when thinking is enabled or in adaptive mode"
 FORCED_TOOL = "Thinking may not be enabled when tool_choice forces tool use."
+INVALID_JSON = "The request body is not valid JSON: {detail}"
+TOO_LARGE = "Request exceeds the maximum allowed number of bytes."
+VERSION_REQUIRED = "anthropic-version: header is required"
+VERSION_INVALID = "anthropic-version: {value} is not a valid version"  # the value JSON-quoted
+SAMPLING_REMOVED = "{name}: Extra inputs are not permitted"  # under 2026-10-21
 # Vertex's wording for these is not documented (docs/providers.md, Claude on Vertex AI): emulator rules.
-VERTEX_VERSION_REQUIRED = f"anthropic_version: Input should be '{VERTEX_VERSION}' (emulator rule)"
+VERTEX_VERSION_REQUIRED = (
+    f"anthropic_version: Input should be {' or '.join(repr(v) for v in VERTEX_VERSIONS)} (emulator rule)"
+)
 VERTEX_MODEL_IN_BODY = "model: Extra inputs are not permitted; the model is in the endpoint URL (emulator rule)"
 
 
@@ -190,18 +210,32 @@ def _blank_text(block: Any) -> bool:
     )
 
 
+# Members that say nothing at their documented default: a tool result is
+# not an error unless ``is_error`` says so.
+_SILENT_DEFAULTS: Mapping[str, Any] = MappingProxyType({"is_error": False})
+_ABSENT = object()
+
+
 def _read_block(block: Any) -> Any:
     if not isinstance(block, Mapping):
         return block
-    out = {k: v for k, v in block.items() if k != "cache_control"}
+    out = {
+        k: v
+        for k, v in block.items()
+        if k != "cache_control" and v is not None and _SILENT_DEFAULTS.get(k, _ABSENT) != v
+    }
     if out.get("type") == "tool_result" and "content" in out:
         out["content"] = as_read(out["content"])
     return out
 
 
 def as_read(content: Any) -> Any:
-    """Content as Claude reads it for the binding: breakpoints left out, a
-    string as one text block, white-space-only text blocks left out."""
+    """Content as Claude reads it for the binding, one spelling for the
+    spellings Anthropic documents as the same request (docs/providers.md,
+    "Which spellings are the same request"): breakpoints left out, a string as
+    one text block (also a tool result's), members that are null or at their
+    default (``is_error: false``) left out, white-space-only text blocks left
+    out. JSON's own freedom (key order, white space, escapes) is gone once parsed."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     if isinstance(content, list):
@@ -710,12 +744,15 @@ class AnthropicEmulator(ClaudeScripting):
         ``vertex_model``: the request came to Vertex's path for this model."""
         with self._lock:
             try:
+                version: object
                 if vertex_model is None:
-                    if headers.get("anthropic-version") != "2023-06-01":
-                        raise ApiError("anthropic-version: header is required")
+                    version = _check_version(headers.get("anthropic-version"))
                     engine, checked = self.claude, body
                 else:
+                    version = body.get("anthropic_version")
                     engine, checked = self.vertex, _vertex_body(body, vertex_model)
+                if version == SAMPLING_REMOVED_IN:
+                    _check_no_sampling(checked)
                 betas = [b.strip() for b in headers.get("anthropic-beta", "").split(",") if b.strip()]
                 outcome = engine.check(checked, betas)
             except ApiError as err:
@@ -726,6 +763,16 @@ class AnthropicEmulator(ClaudeScripting):
             self.outcomes.append(outcome)
             content = engine.reply(checked, script)
             return 200, message_json(checked["model"], content, outcome, self._count)
+
+    def _serves(self, request: Request) -> bool:
+        path = request.path.split("?")[0]
+        return path == "/v1/messages" or VERTEX_PATH.fullmatch(path) is not None
+
+    def _invalid_json(self, problem: BodyProblem) -> Response:
+        return Response(400, ApiError(INVALID_JSON.format(detail=_json_detail(problem))).body())
+
+    def _too_large(self) -> Response:
+        return Response(413, ApiError(TOO_LARGE, 413, "request_too_large").body())
 
     def _answer(self, request: Request) -> Response:
         path = request.path.split("?")[0]
@@ -767,15 +814,49 @@ class AnthropicEmulator(ClaudeScripting):
         return self._error(401, "invalid x-api-key")
 
 
+def _json_detail(problem: BodyProblem) -> str:
+    """What Anthropic's parser says of a body that is not JSON, where: its
+    frame is quoted; the reason is the closest of the parser's reasons seen
+    ("unexpected character", ...), not a translation of every case."""
+    if problem.kind == "depth":
+        reason = "recursion limit reached"
+    elif problem.detail == "invalid UTF-8":
+        reason = "str is not valid UTF-8: surrogates not allowed"
+    elif problem.at_end:
+        reason = "unexpected end of data"
+    elif problem.detail.startswith("Invalid control character"):
+        reason = "unexpected control character in string"
+    else:
+        reason = "unexpected character"
+    return f"{reason}: line {problem.line} column {problem.column} (char {problem.position})"
+
+
 def _bearer(headers: Mapping[str, str]) -> bool:
     value = headers.get("authorization", "")
     return value.startswith("Bearer ") and bool(value.removeprefix("Bearer ").strip())
 
 
+def _check_version(value: str | None) -> str:
+    """The ``anthropic-version`` header's value, checked as Anthropic checks it."""
+    if value is None:
+        raise ApiError(VERSION_REQUIRED)
+    if value not in API_VERSIONS:
+        raise ApiError(VERSION_INVALID.format(value=json.dumps(value)))
+    return value
+
+
+def _check_no_sampling(body: Mapping[str, Any]) -> None:
+    """API version 2026-10-21 removed the sampling parameters: sent at all
+    (even at their defaults), each is an unknown field."""
+    for name in ("temperature", "top_p", "top_k"):
+        if name in body:
+            raise ApiError(SAMPLING_REMOVED.format(name=name))
+
+
 def _vertex_body(body: Mapping[str, Any], model: str) -> dict[str, Any]:
     """A Vertex request body as the Messages API body Claude checks: the
     version checked and left out, the model from the path."""
-    if body.get("anthropic_version") != VERTEX_VERSION:
+    if body.get("anthropic_version") not in VERTEX_VERSIONS:
         raise ApiError(VERTEX_VERSION_REQUIRED)
     if "model" in body:
         raise ApiError(VERTEX_MODEL_IN_BODY)

@@ -29,7 +29,7 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import unquote
 
-from ._server import Request, Response
+from ._server import BodyProblem, Request, Response
 from .anthropic import ApiError, Claude, ClaudeScripting, Outcome
 
 MODEL_ERRORS = "The model returned the following errors: "
@@ -37,6 +37,7 @@ NULL_TEXT = (
     "Value at 'messages.{i}.member.content.{j}.member.reasoningContent.reasoningText.text' failed to satisfy "
     "constraint: Member must not be null"
 )
+MALFORMED = "Malformed input request: {detail}, please reformat your input and try again."
 TOOL_CONFIG = "The toolConfig field must be defined when using toolUse and toolResult content blocks."
 BLANK_TEXT = (
     "The text field in the ContentBlock object at messages.{i}.content.{j} is blank. "
@@ -147,12 +148,12 @@ def _to_block(i: int, j: int, block: Mapping[str, Any]) -> dict[str, Any]:
         return {"type": "tool_use", "id": use["toolUseId"], "name": use["name"], "input": use["input"]}
     if "toolResult" in block:
         result = block["toolResult"]
-        content: Any = [
+        # Each Converse block one Messages block: two text blocks are not the
+        # one text block of their joined text.
+        content = [
             _media(c) if "image" in c or "document" in c else {"type": "text", "text": c.get("text", "")}
             for c in result["content"]
         ]
-        if all(c["type"] == "text" for c in content):
-            content = "".join(c["text"] for c in content)
         item = {"type": "tool_result", "tool_use_id": result["toolUseId"], "content": content}
         if result.get("status") == "error":
             item["is_error"] = True
@@ -320,6 +321,19 @@ class BedrockEmulator(ClaudeScripting):
 
     def _streaming(self, request: Request) -> bool:
         return request.path.split("?")[0].endswith("/converse-stream")
+
+    def _serves(self, request: Request) -> bool:
+        parts = request.path.split("?")[0].split("/")
+        return len(parts) == 4 and parts[1] == "model" and parts[3] in ("converse", "converse-stream")
+
+    def _invalid_json(self, problem: BodyProblem) -> Response:
+        # Bedrock's wording for a body that is not JSON is not documented:
+        # InvokeModel's "Malformed input request" frame, with the emulator's detail.
+        detail = f"{problem.detail} at line {problem.line} column {problem.column}"
+        return _bedrock_error(400, MALFORMED.format(detail=detail), "ValidationException")
+
+    def _too_large(self) -> Response:
+        return _bedrock_error(413, "Input is too long for requested model.", "ValidationException")
 
     def _answer(self, request: Request) -> Response:
         parts = request.path.split("?")[0].split("/")

@@ -25,9 +25,10 @@ with the provider's 400 error, every request the provider would reject:
 - openrouter: replayed ``reasoning_details`` that differ from what it issued for
   that exact prefix. Like Claude behind OpenRouter, it signs each
   ``reasoning.text`` (``signature``) and ``reasoning.encrypted`` (``data``) item
-  over the model, the tools and every message before the turn, and rejects items
-  it never issued, items changed, reordered or partly dropped, items replayed to
-  another model, and items replayed after their prefix changed;
+  over the model, the tools and every message before the turn (read as one
+  spelling: ``read_chat_message``), and rejects items it never issued, items
+  changed, reordered or partly dropped, items replayed to another model, and
+  items replayed after their prefix changed;
 - openai: nothing beyond OpenAI's schema (so a ``reasoning_content`` sent back is
   refused like any unknown field) and the tool pairing rule; its replies carry
   ``usage.prompt_tokens_details.cached_tokens`` and
@@ -57,7 +58,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ._ids import tool_call_id
-from ._server import Emulator, Request, Response, Step
+from ._server import BodyProblem, Emulator, Request, Response, Step, load_once, parse_body
 
 if TYPE_CHECKING:
     import openai
@@ -117,6 +118,15 @@ OPENAI_UNANSWERED_CALLS = (
     "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
     "'tool_call_id'. The following tool_call_ids did not have response messages: {ids}"
 )
+# OpenAI's answer to a body that is not JSON, whatever is wrong with it.
+OPENAI_INVALID_JSON = (
+    "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library "
+    "correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble "
+    "figuring out how to fix this, please contact us through our help center at help.openai.com.)"
+)
+# DeepSeek's server reports a body it cannot read as its framework does; the
+# wording for one that is not JSON at all is that framework's, not confirmed from DeepSeek.
+DEEPSEEK_INVALID_JSON = "Failed to parse the request body as JSON: {detail} at line {line} column {column}"
 OPENAI_ORPHAN_TOOL = (
     "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."
 )
@@ -196,13 +206,7 @@ def _load_chat_validators() -> tuple[Validate, Validate, Validate] | None:
     )
 
 
-_CACHE_CHAT_VALIDATORS: list[tuple[Validate, Validate, Validate] | None] = []
-
-
-def _chat_validators() -> tuple[Validate, Validate, Validate] | None:
-    if not _CACHE_CHAT_VALIDATORS:
-        _CACHE_CHAT_VALIDATORS.append(_load_chat_validators())
-    return _CACHE_CHAT_VALIDATORS[0]
+_chat_validators = load_once(_load_chat_validators)
 
 
 def _without(value: Any, fields: frozenset[str]) -> Any:
@@ -415,6 +419,23 @@ class ChatEmulator(Emulator):
 
     # -- HTTP --------------------------------------------------------------------------
 
+    def _serves(self, request: Request) -> bool:
+        return request.path.split("?")[0] == BASE_PATHS[self.provider] + "/chat/completions"
+
+    def _prepare(self) -> None:
+        _chat_validators()
+
+    def _invalid_json(self, problem: BodyProblem) -> Response:
+        if self.provider == "openai":
+            error = {"message": OPENAI_INVALID_JSON, "type": "invalid_request_error", "param": None, "code": None}
+            return Response(400, {"error": error})
+        if self.provider == "deepseek":
+            message = DEEPSEEK_INVALID_JSON.format(detail=problem.detail, line=problem.line, column=problem.column)
+            kind = "invalid_request_error"
+            return Response(400, {"error": {"message": message, "type": kind, "param": None, "code": kind}})
+        # OpenRouter's and Z.ai's wording for it is not known: the emulator's, in their error shape.
+        return self._error(400, f"Invalid JSON in request body: {problem.detail} (emulator wording)")
+
     def _answer(self, request: Request) -> Response:
         status, payload, chunks = self._handle(request)
         if chunks is not None:
@@ -459,10 +480,10 @@ class ChatEmulator(Emulator):
             path = request.path.split("?")[0]
             if path != BASE_PATHS[self.provider] + "/chat/completions":
                 return 404, _canonical({"error": {"message": f"no route {path}", "code": 404}}), None
-            try:
-                body = json.loads(request.raw)
-            except ValueError as exc:
-                return self._bad_request(f"invalid JSON body: {exc}")
+            body, unreadable = parse_body(request.raw, self.max_depth)
+            if unreadable is not None:
+                refused = self._invalid_json(unreadable)
+                return refused.status, refused.payload(), None
             problem = self._check(body)
             if problem is not None:
                 return self._bad_request(problem)
@@ -545,10 +566,15 @@ class ChatEmulator(Emulator):
 
     def _prefix(self, body: Mapping[str, Any], end: int) -> bytes:
         """What OpenRouter's upstream signs a turn's thinking over: the model,
-        the tools and every message before the turn."""
-        return hashlib.sha256(
-            _canonical({"model": body["model"], "tools": body.get("tools"), "messages": body["messages"][:end]})
-        ).digest()
+        the tools and every message before the turn, each read as the
+        upstream reads it (``read_chat_message``)."""
+        tools = body.get("tools")
+        read = {
+            "model": body["model"],
+            "tools": [read_chat_tool(t) for t in tools] if isinstance(tools, list) else None,
+            "messages": [read_chat_message(m) for m in body["messages"][:end]],
+        }
+        return hashlib.sha256(_canonical(read)).digest()
 
     def _sign(self, *parts: bytes) -> str:
         return base64.b64encode(hmac.new(self._secret, b"\x00".join(parts), hashlib.sha256).digest()).decode()
@@ -686,6 +712,71 @@ class ChatEmulator(Emulator):
             for piece in _pieces(function["arguments"]):
                 yield chunk({"tool_calls": [{"index": k, "function": {"arguments": piece}}]})
         yield chunk({}, choice["finish_reason"])
+
+
+def _present(value: Mapping[str, Any], *, drop: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """``value`` without its null members (and those in ``drop``)."""
+    return {k: v for k, v in value.items() if v is not None and k not in drop}
+
+
+def read_text_content(content: Any) -> Any:
+    """Chat content as one spelling: a string as one text part, the empty
+    string as no part, text parts without their cache marks."""
+    if content is None or content == "":
+        return []
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [_present(p, drop=frozenset({"cache_control"})) if isinstance(p, Mapping) else p for p in content]
+    return content
+
+
+def read_arguments(arguments: Any) -> Any:
+    """Tool-call arguments by their value: a JSON string as what it encodes."""
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except ValueError:
+            return arguments
+    return arguments
+
+
+def read_chat_message(message: Any) -> Any:
+    """A chat-completions message the way OpenRouter hands it to the model
+    (docs/providers.md, "Which spellings are the same request"): null members
+    left out, content as ``read_text_content``, each tool call by id, name and
+    the value of its arguments (``index`` is a streaming field, ``type`` is
+    always "function")."""
+    if not isinstance(message, Mapping):
+        return message
+    out = _present(message)
+    if "content" in message:
+        out["content"] = read_text_content(message.get("content"))
+    calls = out.get("tool_calls")
+    if isinstance(calls, list):
+        out["tool_calls"] = [
+            {
+                "id": call.get("id"),
+                "name": (call.get("function") or {}).get("name"),
+                "arguments": read_arguments((call.get("function") or {}).get("arguments")),
+            }
+            if isinstance(call, Mapping)
+            else call
+            for call in calls
+        ]
+        if not out["tool_calls"]:
+            del out["tool_calls"]
+    return out
+
+
+def read_chat_tool(tool: Any) -> Any:
+    """A tool definition without its cache mark and null members."""
+    if not isinstance(tool, Mapping):
+        return tool
+    out = _present(tool, drop=frozenset({"cache_control"}))
+    if isinstance(out.get("function"), Mapping):
+        out["function"] = _present(out["function"])
+    return out
 
 
 def _chunk_base(response: Mapping[str, Any]) -> dict[str, Any]:

@@ -50,7 +50,7 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from ._server import Emulator, Request, RequestRejected, Response, Step
+from ._server import BodyProblem, Emulator, Request, RequestRejected, Response, Step
 
 MISSING = (
     "Function call is missing a thought_signature in functionCall parts. This is required for tools to work "
@@ -101,6 +101,9 @@ def strict(model: str) -> bool:
     return re.match(r"gemini-[12](\.|-|$)", model) is None
 
 
+_ABSENT = object()
+
+
 @dataclass
 class Reply:
     """A scripted reply: a thought summary (returned with ``includeThoughts``),
@@ -122,16 +125,26 @@ def _camel(name: str) -> str:
     return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), name)
 
 
+# Members without presence whose proto3 default reads as absent.
+_DEFAULTS_AS_ABSENT: Mapping[str, Any] = MappingProxyType({"thought": False})
+
+
 def _normal(value: Any) -> Any:
-    """A request value as the API reads it (proto JSON): members in camelCase
-    (the SDK writes some in snake_case), base64 (signatures, blobs) in one
-    alphabet (the SDK writes URL-safe); the caller's data left as it is."""
+    """A request value as the API reads it (the protobuf JSON mapping; see
+    docs/providers.md, "Which spellings are the same request"): members in
+    camelCase (the SDK writes some in snake_case), null members and
+    ``thought: false`` as absent, base64 (signatures, blobs) in one alphabet
+    without padding (the SDK writes URL-safe); the caller's data (function
+    arguments and responses, schemas) left as it is."""
     if isinstance(value, dict):
         out = {}
         for name, item in value.items():
             member = _camel(name)
-            if member in ("thoughtSignature", "data") and isinstance(item, str):
-                out[member] = item.replace("-", "+").replace("_", "/")
+            default = _DEFAULTS_AS_ABSENT.get(member, _ABSENT)
+            if item is None or (type(item) is type(default) and item == default):
+                continue
+            if member in ("thoughtSignature", "data") and isinstance(item, str) and item not in DUMMIES:
+                out[member] = item.replace("-", "+").replace("_", "/").rstrip("=")
             else:
                 out[member] = item if member in _DATA_MEMBERS else _normal(item)
         return out
@@ -245,8 +258,25 @@ class GeminiEmulator(Emulator):
             )
         return self._error(401, "API key not valid. Please pass a valid API key.")
 
+    def _serves(self, request: Request) -> bool:
+        return _GEMINI_PATH.fullmatch(request.path) is not None or _VERTEX_PATH.fullmatch(request.path) is not None
+
+    def _invalid_json(self, problem: BodyProblem) -> Response:
+        if problem.kind == "depth":
+            message = "Invalid JSON payload received. Message nesting too deep (emulator wording)."
+        elif problem.at_end:
+            message = "Invalid JSON payload received. Unexpected end of string."
+        else:
+            message = f"Invalid JSON payload received. Unexpected token.\n{problem.found}\n^"
+        return self._error(400, message)
+
+    def _too_large(self) -> Response:
+        return self._error(400, f"Request payload size exceeds the limit: {self.max_body_bytes} bytes.")
+
     def _answer(self, request: Request) -> Response:
-        body = request.body
+        # Checked and signed as the API reads it: the protobuf JSON mapping's
+        # spellings (field names in either case, null as absent...) as one.
+        body = _normal(request.body) if isinstance(request.body, dict) else request.body
         path = request.path
         headers = request.headers
         if (match := _GEMINI_PATH.fullmatch(path)) is not None:
@@ -355,8 +385,9 @@ def _bytes(signature: Any) -> bytes | None:
     """A signature's bytes: base64 in either alphabet (the SDK writes URL-safe)."""
     if not isinstance(signature, str):
         return None
+    padding = "=" * (-len(signature) % 4)  # the SDK may leave it out
     try:
-        return base64.urlsafe_b64decode(signature.replace("+", "-").replace("/", "_"))
+        return base64.urlsafe_b64decode(signature.replace("+", "-").replace("/", "_") + padding)
     except ValueError:
         return None
 

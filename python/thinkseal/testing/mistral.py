@@ -13,7 +13,8 @@ Requests are parsed the way the ``mistralai`` SDK models them
 - ``reasoning_effort`` and ``prompt_mode`` take only their documented values;
 - a thinking chunk with a ``signature`` must carry exactly the signature the
   emulator issued for that text after that very prefix (an HMAC over the
-  model, the tools and every earlier message as parsed), or it is rejected.
+  model, the tools and every earlier message, each read as one spelling:
+  ``read_message``), or it is rejected.
 
 Replies are scripted with ``Step`` (thinking signed) or the provider-native
 ``Reply`` (signed when ``Reply.signed``). Error wording not quoted from
@@ -35,7 +36,8 @@ from types import MappingProxyType
 from typing import Any
 
 from ._ids import tool_call_id
-from ._server import Emulator, Request, RequestRejected, Response, Step
+from ._server import BodyProblem, Emulator, Request, RequestRejected, Response, Step, load_once
+from .chat import read_arguments, read_chat_tool, read_text_content
 
 PATH = "/v1/chat/completions"
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
@@ -76,22 +78,47 @@ class Reply:
     cut: bool = False
 
 
-_CACHE_SDK: list[tuple[Any, set[str], dict[str, set[str]]] | None] = []
-
-
-def _sdk() -> tuple[Any, set[str], dict[str, set[str]]] | None:
-    if not _CACHE_SDK:
-        _CACHE_SDK.append(_load_sdk())
-    return _CACHE_SDK[0]
+_sdk = load_once(_load_sdk)
 
 
 def canonical(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+def read_message(message: Any) -> Any:
+    """A chat message as Mistral reads it (docs/providers.md, "Which spellings
+    are the same request"): null members and ``prefix: false`` left out,
+    content as one spelling (a string as one text chunk, "" as none), each
+    tool call by id, name and the value of its arguments."""
+    if not isinstance(message, dict):
+        return message
+    out = {k: v for k, v in message.items() if v is not None and not (k == "prefix" and v is False)}
+    if "content" in message:
+        out["content"] = read_text_content(message.get("content"))
+    calls = out.get("tool_calls")
+    if isinstance(calls, list):
+        out["tool_calls"] = [
+            {
+                "id": call.get("id"),
+                "name": (call.get("function") or {}).get("name"),
+                "arguments": read_arguments((call.get("function") or {}).get("arguments")),
+            }
+            if isinstance(call, dict)
+            else call
+            for call in calls
+        ]
+        if not out["tool_calls"]:
+            del out["tool_calls"]
+    return out
+
+
 def signature(model: str, tools: Any, prefix: list[Any], text: str, secret: bytes = SECRET) -> str:
-    """The emulator's signature of thinking ``text`` produced after ``prefix``."""
-    material = canonical({"model": model, "tools": tools, "prefix": prefix, "thinking": text})
+    """The emulator's signature of thinking ``text`` produced after ``prefix``
+    (each message read as ``read_message``)."""
+    read_tools = [read_chat_tool(t) for t in tools] if isinstance(tools, list) else tools
+    material = canonical(
+        {"model": model, "tools": read_tools, "prefix": [read_message(m) for m in prefix], "thinking": text}
+    )
     return base64.b64encode(hmac.new(secret, material, hashlib.sha256).digest()).decode()
 
 
@@ -353,6 +380,31 @@ class MistralEmulator(Emulator):
 
     def _auth_error(self) -> Response:
         return Response(401, {"message": "Unauthorized", "request_id": "emulated"})
+
+    def _serves(self, request: Request) -> bool:
+        return request.path.split("?")[0] == PATH
+
+    def _prepare(self) -> None:
+        _sdk()
+
+    def _invalid_json(self, problem: BodyProblem) -> Response:
+        # Mistral's validation layer reports a body that is not JSON as one
+        # more 422 detail; the type and msg are its framework's, not confirmed from Mistral.
+        detail = {
+            "type": "json_invalid",
+            "loc": ["body", problem.position],
+            "msg": "JSON decode error",
+            "input": {},
+            "ctx": {"error": problem.detail},
+        }
+        return Response(422, {"object": "error", "detail": [detail]})
+
+    def _invalid_shape(self, error: Exception) -> Response:
+        detail = f"{type(error).__name__}: {error}"[:300]
+        return Response(422, {"object": "error", "detail": [{"type": "value_error", "loc": ["body"], "msg": detail}]})
+
+    def _too_large(self) -> Response:
+        return self._error(413, "Request Entity Too Large (emulator wording)")
 
     def _answer(self, request: Request) -> Response:
         if request.path.split("?")[0] != PATH:

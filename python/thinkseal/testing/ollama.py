@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from ._server import Emulator, Request, RequestRejected, Response, Step
+from ._server import BodyProblem, Emulator, Request, RequestRejected, Response, Step
 
 THINK_LEVELS = ("high", "medium", "low", "max")
 ROLES = ("system", "user", "assistant", "tool")
@@ -250,6 +250,22 @@ class OllamaEmulator(Emulator):
 
     def _error(self, status: int, message: str) -> Response:
         return Response(status, {"error": message})
+
+    def _serves(self, request: Request) -> bool:
+        return request.path.split("?")[0] == "/api/chat"
+
+    def _invalid_json(self, problem: BodyProblem) -> Response:
+        # Go's JSON decoder's wording, which Ollama reports as it is.
+        if problem.kind == "depth":
+            message = "exceeded max depth (emulator bound)"
+        elif problem.at_end:
+            message = "unexpected EOF"
+        else:
+            message = f"invalid character {problem.found!r} looking for beginning of value"
+        return Response(400, {"error": message})
+
+    def _too_large(self) -> Response:
+        return Response(413, {"error": "http: request body too large"})
 
     def _answer(self, request: Request) -> Response:
         if request.path.split("?")[0] != "/api/chat":

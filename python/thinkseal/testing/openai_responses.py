@@ -6,7 +6,9 @@ error body ``{"error": {"message", "type", "param", "code"}}`` and OpenAI's own
 strings, what OpenAI rejects:
 
 - a body that does not validate against the ``openai`` SDK's
-  ``ResponseCreateParams`` (unknown keys are errors, not ignored);
+  ``ResponseCreateParams`` (unknown keys are errors, not ignored), once the
+  defaults the API fills in are filled (``with_defaults``: a function tool's
+  ``strict``, which the SDK's type marks required);
 - a reasoning item not followed directly by an output item (a message of the
   assistant, a function call, ...): "Item '…' of type 'reasoning' was provided
   without its required following item.";
@@ -16,7 +18,8 @@ strings, what OpenAI rejects:
   nothing, but signs each item's content over the organisation, the model and
   the prefix (instructions, tools and every input item before the item, each
   read the way the model reads it, so an output item and its input form are the
-  same). A valid item whose prefix changed is dropped and reported in the
+  same, and so are the spellings docs/providers.md lists as the same
+  request). A valid item whose prefix changed is dropped and reported in the
   response's ``input_transformations`` (reason ``prefix_mismatch``), as the
   SDK's ``Response`` type documents;
 - a reasoning item without encrypted content that the server did not store for
@@ -50,8 +53,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ._ids import tool_call_id
-from ._server import Emulator, Request, Response, Step
-from .chat import Validate, _canonical, _pieces, strict_validator
+from ._server import BodyProblem, Emulator, Request, Response, Step, load_once, parse_body
+from .chat import OPENAI_INVALID_JSON, Validate, _canonical, _pieces, strict_validator
 
 if TYPE_CHECKING:
     import openai
@@ -103,13 +106,24 @@ def _load_validators() -> tuple[Validate, Validate] | None:
     return strict_validator(ResponseCreateParamsNonStreaming), strict_validator(ResponseCreateParamsStreaming)
 
 
-_CACHE_VALIDATORS: list[tuple[Validate, Validate] | None] = []
+_validators = load_once(_load_validators)
 
 
-def _validators() -> tuple[Validate, Validate] | None:
-    if not _CACHE_VALIDATORS:
-        _CACHE_VALIDATORS.append(_load_validators())
-    return _CACHE_VALIDATORS[0]
+def with_defaults(body: Mapping[str, Any]) -> dict[str, Any]:
+    """``body`` with the defaults the API fills in where the SDK's types mark a
+    member required: a function tool without ``strict`` is strict (OpenAI's
+    function calling guide: omitted, the Responses API normalises the schema
+    into strict mode; ``strict: false`` opts out)."""
+    tools = body.get("tools")
+    if not isinstance(tools, list):
+        return dict(body)
+    filled = [
+        {**tool, "strict": True}
+        if isinstance(tool, dict) and tool.get("type") == "function" and "strict" not in tool
+        else tool
+        for tool in tools
+    ]
+    return {**body, "tools": filled}
 
 
 def sdk_request_errors(body: Mapping[str, Any]) -> str | None:
@@ -120,7 +134,7 @@ def sdk_request_errors(body: Mapping[str, Any]) -> str | None:
     if validators is None:
         return None
     try:
-        (validators[1] if body.get("stream") else validators[0])(dict(body))
+        (validators[1] if body.get("stream") else validators[0])(with_defaults(body))
     except ValueError as exc:
         return str(exc)
     return None
@@ -166,18 +180,36 @@ def _as_read(item: Mapping[str, Any]) -> Any:
             arguments = item.get("arguments")
         return ["function_call", item.get("call_id"), item.get("name"), arguments]
     if kind == "function_call_output":
-        return ["function_call_output", item.get("call_id"), item.get("output")]
+        return ["function_call_output", item.get("call_id"), _read_parts(item.get("output"))]
     if kind == "message":
-        content = item.get("content")
-        parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
-        read: list[Any] = []
-        for part in parts:
-            if isinstance(part, Mapping) and part.get("type") in ("text", "input_text", "output_text"):
-                read.append(["text", part.get("text")])
-            else:
-                read.append(part)
-        return ["message", item.get("role"), read]
-    return {k: v for k, v in item.items() if k not in ("id", "status")}
+        return ["message", item.get("role"), _read_parts(item.get("content"))]
+    return {k: v for k, v in item.items() if k not in ("id", "status") and v is not None}
+
+
+def _read_parts(content: Any) -> list[Any]:
+    """Message content (or a call's output) as one spelling: a string as one
+    text part, every text part type (``input_text``, ``output_text``) as text
+    alone (annotations and logprobs are what the model said about it, not
+    what it reads); other parts without null members."""
+    parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+    read: list[Any] = []
+    for part in parts:
+        if isinstance(part, Mapping) and part.get("type") in ("text", "input_text", "output_text"):
+            read.append(["text", part.get("text")])
+        elif isinstance(part, Mapping):
+            read.append({k: v for k, v in part.items() if v is not None})
+        else:
+            read.append(part)
+    return read
+
+
+def _read_tools(tools: Any) -> Any:
+    """Tool definitions as one spelling: null members left out, and a function
+    tool's ``strict`` as the API fills it in (``with_defaults``)."""
+    if not isinstance(tools, list):
+        return tools
+    filled = with_defaults({"tools": tools})["tools"]
+    return [{k: v for k, v in t.items() if v is not None} if isinstance(t, Mapping) else t for t in filled]
 
 
 _ERROR_TYPES = {
@@ -241,6 +273,16 @@ class ResponsesEmulator(Emulator):
 
     # -- the API ---------------------------------------------------------------------
 
+    def _serves(self, request: Request) -> bool:
+        return request.path.split("?")[0] == BASE_PATH + "/responses"
+
+    def _prepare(self) -> None:
+        _validators()
+
+    def _invalid_json(self, problem: BodyProblem) -> Response:
+        error = {"message": OPENAI_INVALID_JSON, "type": "invalid_request_error", "param": None, "code": None}
+        return Response(400, {"error": error})
+
     def _answer(self, request: Request) -> Response:
         key = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
         status, payload, chunks = self._handle(request.path.split("?")[0], request.raw, key)
@@ -274,10 +316,10 @@ class ResponsesEmulator(Emulator):
         with self._lock:
             if path != BASE_PATH + "/responses":
                 return self._fail(f"Invalid URL (POST {path})", status=404, kind="invalid_request_error")
-            try:
-                body = json.loads(raw)
-            except ValueError as exc:
-                return self._fail(f"We could not parse the JSON body of your request. ({exc})")
+            body, unreadable = parse_body(raw, self.max_depth)
+            if unreadable is not None:
+                refused = self._invalid_json(unreadable)
+                return refused.status, refused.payload(), None
             if not isinstance(body, dict):
                 return self._fail("The body must be a JSON object.")
             errors = sdk_request_errors(body)
@@ -314,7 +356,7 @@ class ResponsesEmulator(Emulator):
     def _prefix(self, body: Mapping[str, Any], items: Sequence[Any]) -> str:
         read = {
             "instructions": body.get("instructions"),
-            "tools": body.get("tools"),
+            "tools": _read_tools(body.get("tools")),
             "input": [_as_read(i) for i in items],
         }
         return hashlib.sha256(_canonical(read)).hexdigest()
