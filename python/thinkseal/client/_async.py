@@ -40,7 +40,7 @@ class AsyncClient(ClientBase["httpx.AsyncClient"]):
             conversation, request, more = exchange.after_rejection(conversation, request, error, model, False, options)
             recoveries += more
             raw = await self._post(request, stream=False)
-        return request.parse(exchange.decoded(raw)).with_recoveries(recoveries)
+        return await self._arecord(request.parse(exchange.decoded(raw)).with_recoveries(recoveries))
 
     def stream(self, conversation: Conversation, *, model: str, **options: Any) -> AsyncReplyStream:
         """The reply streamed: ``async for`` the typed deltas as they arrive; the
@@ -190,7 +190,7 @@ class AsyncReplyStream:
             raise exchange.undecodable(exc) from None
         finally:
             await self.aclose()
-        self.reply = accumulator.reply.with_recoveries(recoveries)
+        self.reply = await self._client._arecord(accumulator.reply.with_recoveries(recoveries))
         yield self.reply
 
     def __aiter__(self) -> AsyncIterator[Delta | Reply]:

@@ -6,12 +6,16 @@ one request and deciding on a redirect answer (``_origin``)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from .._errors import ProviderError, ValidationError
+from .._reply import Reply
 from ..providers import PreparedRequest
 from ._exchange import Exchange, ReplayErrorPolicy
 from ._origin import redirect
+
+if TYPE_CHECKING:
+    from ..ledger import AsyncLedger, Ledger
 
 H = TypeVar("H")
 
@@ -42,6 +46,10 @@ class ClientBase(Generic[H]):
     client to send with (``httpx.Client`` or ``httpx.AsyncClient``; not closed
     with this one); its ``follow_redirects`` decides whether a same-origin 307
     or 308 is followed, and no redirect to another origin ever is (``_origin``).
+    ``ledger``: a ``thinkseal.Ledger`` (``AsyncClient``: also an
+    ``AsyncLedger``) that records every reply the client returns, so a history
+    that comes back without its bindings can be attached (docs/ledger.md). A
+    ledger that cannot be written is logged, and the reply returned.
     """
 
     # The httpx class this client sends with when it makes its own.
@@ -62,7 +70,9 @@ class ClientBase(Generic[H]):
         credentials: Any = None,
         region: str | None = None,
         headers: Mapping[str, str] | None = None,
+        ledger: Ledger | AsyncLedger | None = None,
     ) -> None:
+        self._ledger = _checked_ledger(ledger, self._http_class == "AsyncClient")
         self._exchange = Exchange(
             provider_id,
             api_key=api_key,
@@ -101,6 +111,33 @@ class ClientBase(Generic[H]):
             max_hops=http.max_redirects,
         )
 
+    def _record(self, reply: Reply) -> Reply:
+        """``reply``, recorded in the client's (sync) ledger first."""
+        ledger = self._ledger
+        if ledger is not None and reply.message.thinking_binding is not None:
+            from ..ledger import BackendError  # noqa: PLC0415 - loaded with the ledger
+
+            try:
+                ledger.record(reply)  # a sync Ledger: the sync client takes no other
+            except BackendError as err:
+                _log_unrecorded(err)
+        return reply
+
+    async def _arecord(self, reply: Reply) -> Reply:
+        """``reply``, recorded in the client's ledger (either kind) first."""
+        ledger = self._ledger
+        if ledger is not None and reply.message.thinking_binding is not None:
+            from ..ledger import AsyncLedger, BackendError  # noqa: PLC0415
+
+            try:
+                if isinstance(ledger, AsyncLedger):
+                    await ledger.record(reply)
+                else:
+                    ledger.record(reply)
+            except BackendError as err:
+                _log_unrecorded(err)
+        return reply
+
     @property
     def provider(self) -> str:
         """The adapter id this client sends to."""
@@ -108,3 +145,23 @@ class ClientBase(Generic[H]):
 
     def __repr__(self) -> str:
         return f"thinkseal.{type(self).__name__}({self.provider!r}, base_url={self._exchange.base_url!r})"
+
+
+def _checked_ledger(ledger: object, asynchronous: bool) -> Any:
+    if ledger is None:
+        return None
+    from ..ledger import AsyncLedger, Ledger  # noqa: PLC0415 - only when one is given
+
+    kinds: tuple[type, ...] = (Ledger, AsyncLedger) if asynchronous else (Ledger,)
+    if not isinstance(ledger, kinds):
+        wanted = "a thinkseal.Ledger or AsyncLedger" if asynchronous else "a thinkseal.Ledger"
+        raise ValidationError(f"ledger: expected {wanted}, got {type(ledger).__name__}", path="ledger")
+    return ledger
+
+
+def _log_unrecorded(err: Exception) -> None:
+    import logging  # noqa: PLC0415 - loaded with the ledger already
+
+    logging.getLogger("thinkseal.ledger").warning(
+        "the reply could not be recorded (%s); it is returned as it is", type(err).__name__
+    )

@@ -47,7 +47,7 @@ class Client(ClientBase["httpx.Client"]):
             conversation, request, more = exchange.after_rejection(conversation, request, error, model, False, options)
             recoveries += more
             raw = self._post(request, stream=False)
-        return request.parse(exchange.decoded(raw)).with_recoveries(recoveries)
+        return self._record(request.parse(exchange.decoded(raw)).with_recoveries(recoveries))
 
     def stream(self, conversation: Conversation, *, model: str, **options: Any) -> ReplyStream:
         """The reply streamed: iterate for the typed deltas as they arrive; the
@@ -192,7 +192,7 @@ class ReplyStream:
             raise exchange.undecodable(exc) from None
         finally:
             self.close()
-        self.reply = accumulator.reply.with_recoveries(recoveries)
+        self.reply = self._client._record(accumulator.reply.with_recoveries(recoveries))
         yield self.reply
 
     def __iter__(self) -> Iterator[Delta | Reply]:
