@@ -113,30 +113,41 @@ class ClientBase(Generic[H]):
 
     def _record(self, reply: Reply) -> Reply:
         """``reply``, recorded in the client's (sync) ledger first."""
-        ledger = self._ledger
-        if ledger is not None and reply.message.thinking_binding is not None:
-            from ..ledger import BackendError  # noqa: PLC0415 - loaded with the ledger
-
-            try:
-                ledger.record(reply)  # a sync Ledger: the sync client takes no other
-            except BackendError as err:
-                _log_unrecorded(err)
+        if self._ledger is not None:
+            self._record_into(self._ledger, reply)
         return reply
+
+    @staticmethod
+    def _record_into(ledger: Ledger, reply: Reply) -> None:
+        """Record ``reply`` in the sync ``ledger``; a failure is logged."""
+        if reply.message.thinking_binding is None:
+            return
+        from ..ledger import BackendError  # noqa: PLC0415 - loaded with the ledger
+
+        try:
+            ledger.record(reply)
+        except BackendError as err:
+            _log_unrecorded(err)
 
     async def _arecord(self, reply: Reply) -> Reply:
         """``reply``, recorded in the client's ledger (either kind) first."""
-        ledger = self._ledger
-        if ledger is not None and reply.message.thinking_binding is not None:
-            from ..ledger import AsyncLedger, BackendError  # noqa: PLC0415
-
-            try:
-                if isinstance(ledger, AsyncLedger):
-                    await ledger.record(reply)
-                else:
-                    ledger.record(reply)
-            except BackendError as err:
-                _log_unrecorded(err)
+        if self._ledger is not None:
+            await self._arecord_into(self._ledger, reply)
         return reply
+
+    async def _arecord_into(self, ledger: Ledger | AsyncLedger, reply: Reply) -> None:
+        """Record ``reply`` in ``ledger`` (either kind); a failure is logged."""
+        if reply.message.thinking_binding is None:
+            return
+        from ..ledger import AsyncLedger, BackendError  # noqa: PLC0415
+
+        try:
+            if isinstance(ledger, AsyncLedger):
+                await ledger.record(reply)
+            else:
+                ledger.record(reply)
+        except BackendError as err:
+            _log_unrecorded(err)
 
     @property
     def provider(self) -> str:
