@@ -77,6 +77,7 @@ MODELS: Mapping[str, tuple[str, str]] = {
     "mistral": ("magistral-medium-latest", "magistral-small-latest"),
     "gemini": ("gemini-2.5-pro", "gemini-2.5-flash"),
     "vertex-gemini": ("gemini-2.5-pro", "gemini-2.5-flash"),
+    "gemini-openai": ("gemini-3-pro-preview", "gemini-3-flash-preview"),
     "openai": ("gpt-5", "gpt-5-mini"),
     "openai-responses": ("gpt-5", "gpt-5-mini"),
 }
