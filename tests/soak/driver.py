@@ -198,7 +198,8 @@ class EmulatorHost:
 # -- seals ---------------------------------------------------------------------------------
 
 
-_NOT_SEALED = frozenset({"type", "format", "id", "index", "text"})
+# Labels of an opaque item, not its seals (gemini-openai's tool_call_id names the call a signature is on).
+_NOT_SEALED = frozenset({"type", "format", "id", "index", "text", "tool_call_id"})
 
 
 def seals(message: AssistantMessage) -> list[str]:
