@@ -43,7 +43,8 @@ What OpenAI requires, and what thinkseal does:
   never sent), and in stored mode a kept turn sends those items in their output
   form with their ids (a message as ``{"type": "message", "id", "status",
   "content": [output_text]}``); an unsealed turn has no Opaque blocks, so no
-  ids. Blocks kept before this was recorded replay as they did.
+  ids, nor does a block without the member (kept before it was recorded, or
+  from a ``store: false`` response).
 - A message with more than plain text (a ``phase``, annotations such as
   ``url_citation``, a ``refusal``, logprobs) is kept whole as
   ``Native("openai-responses", item, text)`` and goes back as an assistant
