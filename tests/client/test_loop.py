@@ -33,6 +33,7 @@ MODELS = {
     "mistral": "magistral-medium-latest",
     "gemini": "gemini-2.5-pro",
     "vertex-gemini": "gemini-2.5-pro",
+    "gemini-openai": "gemini-3-pro-preview",
     "openai": "gpt-5",
     "openai-responses": "gpt-5",
 }
@@ -49,6 +50,7 @@ SEALING = (
     "mistral",
     "gemini",
     "vertex-gemini",
+    "gemini-openai",
     "openai-responses",
 )
 # Of those, the ones whose rejection of stale thinking is documented (Connection.rejections).
@@ -60,6 +62,7 @@ def test_every_provider_has_an_emulator_and_a_model() -> None:
     assert set(EMULATOR_IDS) == set(PROVIDER_IDS) == set(MODELS)
     assert set(RECOVERABLE) == {"anthropic", "vertex-anthropic", "bedrock", "openrouter", "gemini"} | {
         "vertex-gemini",
+        "gemini-openai",
         "openai-responses",
     }
 

@@ -42,6 +42,13 @@ def _gemini_sealed(provider: str) -> Sealed:
     return sealed
 
 
+def _gemini_openai_sealed(k: int) -> tuple[list[ThinkingBlock], list[str]]:
+    # A thought summary and the message's own signature (its extra_content).
+    signature = f"GOSIG{k}x"
+    extra = json.dumps({"extra_content": {"google": {"thought_signature": signature}}}, separators=(",", ":"))
+    return [ThinkingBlock.Text(f"think {k}"), ThinkingBlock.Opaque("gemini-openai", extra)], [signature]
+
+
 def _openai_responses_sealed(k: int) -> tuple[list[ThinkingBlock], list[str]]:
     # A reasoning item with its summary and its encrypted content.
     item = {"encrypted_content": f"ENC{k}~", "id": f"rs_{k}", "summary": [], "type": "reasoning"}
@@ -64,6 +71,7 @@ SEALED: Mapping[str, Sealed] = MappingProxyType(
         "vertex-anthropic": _claude_sealed,
         "gemini": _gemini_sealed("gemini"),
         "vertex-gemini": _gemini_sealed("vertex-gemini"),
+        "gemini-openai": _gemini_openai_sealed,
         "openai": _unsigned,
         "openai-responses": _openai_responses_sealed,
     }
@@ -109,6 +117,7 @@ NATIVE: Mapping[str, Callable[[int], tuple[Native, str]] | None] = MappingProxyT
         "vertex-gemini": _native("vertex-gemini", _gemini_part),
         "openai": _native("openai", _content_block),
         "openai-responses": _native("openai-responses", _responses_item),
+        "gemini-openai": _native("gemini-openai", _content_block),
     }
 )
 """A native block each provider's reply may carry (a block of a kind the

@@ -35,8 +35,9 @@ from thinkseal.testing.chat import EXTENSIONS, ChatEmulator, Turn, sdk_request_e
 
 from .support import check_request, sdk_create
 
-# The chat-completions providers: every registered adapter built on ChatProvider.
-PROVIDERS = tuple(p for p in PROVIDER_IDS if isinstance(thinkseal.provider(p), ChatProvider))
+# The chat-completions providers the chat emulator serves: every registered adapter built on
+# ChatProvider but gemini-openai, which has its own emulator (tests/providers/test_gemini_openai.py).
+PROVIDERS = tuple(p for p in PROVIDER_IDS if isinstance(thinkseal.provider(p), ChatProvider) and p in EXTENSIONS)
 # Where each provider puts a reply's reasoning text (message and delta).
 REASONING_FIELD = {
     "openrouter": "reasoning",

@@ -97,6 +97,7 @@ UNKNOWN_BLOCK_REPLIES = {
     "gemini": _gemini,
     "vertex-gemini": _gemini,
     "openai-responses": _responses,
+    "gemini-openai": _chat,
 }
 
 

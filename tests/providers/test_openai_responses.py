@@ -179,12 +179,11 @@ def test_cookbook_response_parses() -> None:
     req = adapter().prepare(Conversation([UserMessage("tell me a joke")]), model=MODEL)
     reply = req.parse(response)
     joke = "Why don\u2019t scientists trust atoms?  \nBecause they make up everything!"
-    assert reply.message.parts == (
-        ThinkingBlock.Opaque(
-            ID, '{"id":"rs_6820f383d7c08191846711c5df8233bc0ac5ba57aafcbac7","summary":[],"type":"reasoning"}'
-        ),
-        joke,
-    )
+    # A stored response: the reasoning item records the id of the message after it (see
+    # test_openai_responses_stored.py).
+    reasoning = '{"id":"rs_6820f383d7c08191846711c5df8233bc0ac5ba57aafcbac7","summary":[],'
+    following = '"thinkseal:following":["msg_6820f3854688819187769ff582b170a60ac5ba57aafcbac7"],"type":"reasoning"}'
+    assert reply.message.parts == (ThinkingBlock.Opaque(ID, reasoning + following), joke)
     assert reply.message.thinking_binding is not None
     assert (reply.stop_reason, reply.usage, reply.id, reply.model) == (
         "completed",
@@ -219,7 +218,7 @@ def test_cookbook_follow_up_request_is_the_documented_one() -> None:
     ]
     reasoning = fixture("cookbook_encrypted_reasoning.json")
     call = fixture("cookbook_function_call.output.json")[1]
-    response = {**fixture("cookbook_joke.json"), "model": "o3-2025-04-16", "output": [reasoning, call]}
+    response = {**fixture("cookbook_joke.json"), "model": "o3-2025-04-16", "output": [reasoning, call], "store": False}
     for item in response["output"]:
         ITEMS.validate_python(item)
     tool = Tool(tools[0]["name"], tools[0]["description"], tools[0]["parameters"])

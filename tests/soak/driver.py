@@ -77,6 +77,7 @@ MODELS: Mapping[str, tuple[str, str]] = {
     "mistral": ("magistral-medium-latest", "magistral-small-latest"),
     "gemini": ("gemini-2.5-pro", "gemini-2.5-flash"),
     "vertex-gemini": ("gemini-2.5-pro", "gemini-2.5-flash"),
+    "gemini-openai": ("gemini-3-pro-preview", "gemini-3-flash-preview"),
     "openai": ("gpt-5", "gpt-5-mini"),
     "openai-responses": ("gpt-5", "gpt-5-mini"),
 }
@@ -197,7 +198,8 @@ class EmulatorHost:
 # -- seals ---------------------------------------------------------------------------------
 
 
-_NOT_SEALED = frozenset({"type", "format", "id", "index", "text"})
+# Labels of an opaque item, not its seals (gemini-openai's tool_call_id names the call a signature is on).
+_NOT_SEALED = frozenset({"type", "format", "id", "index", "text", "tool_call_id"})
 
 
 def seals(message: AssistantMessage) -> list[str]:

@@ -36,6 +36,7 @@ SEALED = (
     "openrouter",
     "gemini",
     "vertex-gemini",
+    "gemini-openai",
     "openai-responses",
     "mistral",
 )
@@ -136,6 +137,10 @@ def test_steps_answer_requests_in_order(provider_id: str, emu: Emulator) -> None
 def _rate_limited(provider_id: str, headers: Mapping[str, str], body: Any) -> bool:
     """``body`` is the provider's own 429 body."""
     error = body.get("error") if isinstance(body, dict) else None
+    if provider_id == "gemini-openai":  # Gemini's error, in a list
+        return body == [
+            {"error": {"code": 429, "message": body[0]["error"]["message"], "status": "RESOURCE_EXHAUSTED"}}
+        ]
     if provider_id == "anthropic":
         return body["type"] == "error" and error["type"] == "rate_limit_error"
     if provider_id in ("gemini", "vertex-gemini", "vertex-anthropic"):
@@ -289,6 +294,10 @@ def _invalid_signature(provider_id: str, body: Any) -> bool:
         return body["error"]["code"] == "invalid_encrypted_content" and "could not be verified" in text
     if provider_id == "gemini":
         return body["error"] == {"code": 400, "message": "Corrupted thought signature.", "status": "INVALID_ARGUMENT"}
+    if provider_id == "gemini-openai":
+        return body == [
+            {"error": {"code": 400, "message": "Corrupted thought signature.", "status": "INVALID_ARGUMENT"}}
+        ]
     if provider_id == "vertex-gemini":
         return body["error"]["status"] == "INVALID_ARGUMENT" and "thought signature is not valid" in text
     if provider_id in ("anthropic", "vertex-anthropic"):
@@ -326,6 +335,8 @@ def test_rotate_keys_makes_a_replay_of_sealed_thinking_fail(provider_id: str, em
 
 def _auth_error(provider_id: str, body: Any) -> bool:
     error = body.get("error") if isinstance(body, dict) else None
+    if provider_id == "gemini-openai":
+        return body[0]["error"]["code"] == 401 and body[0]["error"]["status"] == "UNAUTHENTICATED"
     if provider_id == "anthropic":
         return error["type"] == "authentication_error"
     if provider_id in ("gemini", "vertex-gemini", "vertex-anthropic"):

@@ -58,6 +58,7 @@ from .._messages import AssistantMessage, Message, Part, SystemMessage, ToolCall
 from .._reply import Delta, Reply
 from .._tool import Tool
 from ..providers import PreparedRequest
+from ..providers.openai_responses import FOLLOWING
 from . import _stainless
 from ._common import (
     Obj,
@@ -713,7 +714,8 @@ def _responses_assistant_wire(message: AssistantMessage, index: int) -> list[Any
     parts = message.parts
     for j, part in enumerate(parts):
         if isinstance(part, ThinkingBlock.Opaque) and part.provider == RESPONSES:
-            items.append(json.loads(part.data))
+            # Without the ids the adapter records beside a stored item (its own member, not OpenAI's).
+            items.append({k: v for k, v in json.loads(part.data).items() if k != FOLLOWING})
         elif isinstance(part, ThinkingBlock.Text) and not part.is_sealed:
             # A reasoning item's summary, kept before it as the adapter keeps it.
             after = parts[j + 1] if j + 1 < len(parts) else None

@@ -66,6 +66,7 @@ from .._content import IMAGE_MEDIA_TYPES, CacheBreakpoint, ContentPart, Document
 from .._conversation import Conversation
 from .._errors import ValidationError
 from .._messages import AssistantMessage, Message, Part, SystemMessage, ToolCall, ToolMessage, UserMessage
+from ..providers.openai_responses import FOLLOWING
 from ._common import arguments, assistant, compact, dumps, expect, fail, items_of, json_value, made, refuse, shown
 
 if TYPE_CHECKING:
@@ -649,7 +650,10 @@ def _response_wire(pm: Any, response_ta: Any, message: AssistantMessage, index: 
         elif isinstance(part, ThinkingBlock.Redacted):
             out.append(pm.ThinkingPart(content="", id=_REDACTED_IDS[claude], signature=part.data, provider_name=claude))
         elif isinstance(part, ThinkingBlock.Opaque) and part.provider == RESPONSES:
-            out.extend(_reasoning_wire(pm, json.loads(part.data), index, j))
+            item = json.loads(part.data)
+            if isinstance(item, dict):
+                item.pop(FOLLOWING, None)  # the adapter's own record beside a stored item, not OpenAI's
+            out.extend(_reasoning_wire(pm, item, index, j))
         elif isinstance(part, (ThinkingBlock.Opaque, Native)) and part.provider == PYDANTIC_AI:
             value = json.loads(part.data)
             out.append(response_ta.validate_python(value))

@@ -19,6 +19,7 @@ PROVIDER_IDS: tuple[str, ...] = (
     "vertex-anthropic",
     "gemini",
     "vertex-gemini",
+    "gemini-openai",
     "openai",
     "openai-responses",
 )

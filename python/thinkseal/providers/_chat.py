@@ -1,15 +1,17 @@
-"""The OpenAI chat-completions wire format, shared by the openrouter, deepseek
-and zai adapters: request messages and their content parts, tools, response
-format, option checks, response parsing, reply metadata and the merging of
-streamed chunks into typed deltas.
+"""The OpenAI chat-completions wire format, shared by the openrouter, deepseek,
+zai, openai and gemini-openai adapters: request messages and their content
+parts, tools, response format, option checks, response parsing, reply metadata
+and the merging of streamed chunks into typed deltas.
 
 Each adapter subclasses ``ChatProvider`` and states only what differs: where
-its reasoning lives in a reply, how it goes back on assistant messages, which
-options and response formats it accepts, and how it writes content parts (a
-``PartWriter``). Mistral and Ollama, whose tool results name the tool they
-answer, build their messages with ``named_tool_messages`` and share the
-content-part mapping, the reply metadata, the streamed-text pieces and the
-stream base below.
+its reasoning lives in a reply, how it goes back on assistant messages (and on
+their tool calls, ``write_calls``), which options and response formats it
+accepts, whether the target model changes how turns are written
+(``model_shape``), and how it writes content parts (a ``PartWriter``).
+Mistral and Ollama, whose tool results name the tool they answer, build
+their messages with ``named_tool_messages`` and share the content-part
+mapping, the reply metadata, the streamed-text pieces and the stream base
+below.
 
 What every chat-completions provider requires, and what thinkseal does:
 
@@ -291,15 +293,17 @@ def assistant_wire(
     reasoning: Mapping[str, Any],
     content: Any = TURN_TEXT,
     extra: Mapping[str, Any] | None = None,
+    calls: Sequence[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """An assistant message with the provider's ``reasoning`` fields (and any
-    ``extra`` ones) after its content, which is the turn's text by default."""
+    ``extra`` ones) after its content, which is the turn's text by default;
+    its ``tool_calls`` are ``calls`` when given, else each call's ``call_wire``."""
     wire: dict[str, Any] = {"role": "assistant", "content": message.content_opt if content is TURN_TEXT else content}
     wire.update(reasoning)
     if extra:
         wire.update(extra)
     if message.tool_calls:
-        wire["tool_calls"] = [call_wire(c) for c in message.tool_calls]
+        wire["tool_calls"] = list(calls) if calls is not None else [call_wire(c) for c in message.tool_calls]
     return wire
 
 
@@ -388,9 +392,19 @@ class ChatProvider(Provider):
         between requests (``providers._wire.wire_messages``)."""
         return self.id
 
+    def model_shape(self, conversation: Conversation, model: str) -> str:
+        """``shape`` for a request to ``model``: where the target model changes
+        how a turn is written too, its key says so; ``shape`` by default."""
+        return self.shape(conversation)
+
     def reasoning_fields(self, message: AssistantMessage, shape: str) -> dict[str, Any]:
         """The reasoning fields a sent assistant turn carries."""
         raise NotImplementedError
+
+    def write_calls(self, message: AssistantMessage, shape: str) -> list[dict[str, Any]]:
+        """The ``tool_calls`` of a sent turn (each call's ``call_wire`` by
+        default; a provider that carries data on its calls adds it here)."""
+        return [call_wire(c) for c in message.tool_calls]
 
     def tally(self) -> Callable[[Mapping[str, Any]], int] | None:
         """What the provider decides from its assistant wire messages once they
@@ -429,7 +443,7 @@ class ChatProvider(Provider):
         self, conversation: Conversation, replay: Replay, model: str, options: dict[str, Any], stream: bool
     ) -> Built:
         checked = self._check_options(options, stream)
-        shape = self.shape(conversation)
+        shape = self.model_shape(conversation, model)
         count = self.tally()
 
         def segment(sent: Sequence[Message]) -> tuple[list[bytes], list[int] | None]:
@@ -464,8 +478,9 @@ class ChatProvider(Provider):
 
     def _assistant(self, message: AssistantMessage, shape: str) -> dict[str, Any]:
         reasoning = self.reasoning_fields(message, shape)
+        calls = self.write_calls(message, shape)
         if not any(isinstance(p, Native) for p in message.parts):
-            return assistant_wire(message, reasoning)
+            return assistant_wire(message, reasoning, calls=calls)
         # Own blocks go back verbatim (in place in the content, or in annotations);
         # other providers' blocks as their text.
         items: list[dict[str, Any]] = []
@@ -481,7 +496,8 @@ class ChatProvider(Provider):
                 elif part.text:
                     items.append({"type": "text", "text": part.text})
         content = collapse(items, False, False) if items else None
-        return assistant_wire(message, reasoning, content, {"annotations": annotations} if annotations else None)
+        extra = {"annotations": annotations} if annotations else None
+        return assistant_wire(message, reasoning, content, extra, calls)
 
     def _check_options(self, options: Mapping[str, Any], stream: bool) -> dict[str, Any]:
         checked = frozen_options(options, _RESERVED)

@@ -178,13 +178,23 @@ def check_thinking(config: Mapping[str, Any], model: str, path: str) -> None:
     if budget is None:
         return
     check_number(config, "thinkingBudget", -1, integer=True, path=f"{path}.thinkingBudget")
+    if not budget_in_range(model, budget):
+        raise ValidationError(invalid_budget(budget), path=f"{path}.thinkingBudget")
+
+
+def budget_in_range(model: str, budget: int) -> bool:
+    """Whether ``model`` takes ``thinkingBudget`` ``budget`` (the documented
+    ranges of the Gemini 2.5 models; other models take any budget from -1)."""
     name = model.rsplit("/", 1)[-1]
     for prefix, low, high, can_disable in _BUDGETS:
         if name.startswith(prefix):
-            if not (budget == -1 or low <= budget <= high or (budget == 0 and can_disable)):
-                # Google's wording (docs/providers.md, Gemini).
-                raise ValidationError(f"The thinking budget ({budget}) is invalid.", path=f"{path}.thinkingBudget")
-            break
+            return budget == -1 or low <= budget <= high or (budget == 0 and can_disable)
+    return True
+
+
+def invalid_budget(budget: int) -> str:
+    """Google's wording for a budget out of range (docs/providers.md, Gemini)."""
+    return f"The thinking budget ({budget}) is invalid."
 
 
 def check_generation(config: Mapping[str, Any], model: str, has_format: bool) -> None:

@@ -2,10 +2,14 @@
 for the ``gemini`` and ``vertex-gemini`` adapters (the request side is
 ``_gemini``).
 
-- A response is the HTTP JSON (camelCase) or the ``google-genai`` SDK's
-  ``model_dump()`` (snake_case, signatures and blobs as ``bytes``, enums):
-  both read alike, and a part kept as a ``Native`` block is written in the
-  REST spelling (camelCase members, base64 text) whichever form it came in.
+- A response is the HTTP JSON (camelCase), the ``google-genai`` SDK's object
+  (dumped with its aliases: camelCase, base64 in the URL-safe alphabet), its
+  ``model_dump()`` (snake_case, signatures and blobs as ``bytes``, enums) or
+  ``model_dump(mode="json")`` (snake_case, URL-safe base64): all read alike.
+  Signatures and ``inlineData`` blobs are kept in the wire's base64 (standard
+  alphabet, padded), and a part kept as a ``Native`` block is written in the
+  REST spelling (camelCase members), whichever form it came in, so one reply
+  gives one message and one digest.
 - Candidate 0 is read. ``thought: true`` text parts become unsigned
   ``ThinkingBlock.Text`` blocks; text parts text; ``functionCall`` parts
   ``ToolCall``s (an id Gemini did not give is ``generated_call_id``); any other
@@ -55,6 +59,8 @@ DUMMY_SIGNATURE: Final[str] = "skip_thought_signature_validator"
 GENERATED_PREFIX: Final[str] = "gemini_"
 _GENERATED: Final = re.compile(r"gemini_[0-9a-f]{24}")
 _BASE64: Final = re.compile(r"[A-Za-z0-9+/_-]*={0,2}")
+# The URL-safe alphabet's two letters, as the standard alphabet writes them.
+_STANDARD: Final = str.maketrans("-_", "+/")
 
 
 def generated_call_id(thinking: str, content: str, index: int, name: str, arguments_json: str) -> str:
@@ -111,8 +117,17 @@ def opt_str(node: Node, camel: str) -> str | None:
     return valid_text(raw, f"{node.path}.{name}")
 
 
+def wire_base64(text: str) -> str:
+    """base64 text as the wire writes it: the standard alphabet, padded. The
+    google-genai SDK's objects (and ``model_dump(mode="json")``) write bytes
+    URL-safe, so without this one reply would give two different messages."""
+    text = text.translate(_STANDARD)
+    return text + "=" * (-len(text) % 4)
+
+
 def _signature(node: Node) -> str | None:
-    """A part's ``thoughtSignature`` as base64 text (the SDK gives bytes)."""
+    """A part's ``thoughtSignature`` as base64 text in the wire's alphabet (the
+    SDK gives bytes, or URL-safe text)."""
     name = key(node, SIGNATURE)
     raw = node.value.get(name)
     where = f"{node.path}.{name}"
@@ -124,7 +139,7 @@ def _signature(node: Node) -> str | None:
         raise ResponseError(f"expected base64 text, got {type(raw).__name__}", path=where)
     if raw and (_BASE64.fullmatch(raw) is None or len(raw.rstrip("=")) % 4 == 1):
         raise ResponseError("expected base64 data", path=where)
-    return raw or None
+    return wire_base64(raw) if raw else None
 
 
 def _rest(value: Any, depth: int) -> Any:
@@ -151,6 +166,9 @@ def native(provider: str, part: Node, without: str | None) -> Native:
     (its signature, kept apart)."""
     try:
         value = _rest({k: v for k, v in part.value.items() if k != without}, 2)
+        blob = value.get("inlineData")
+        if isinstance(blob, dict) and isinstance(blob.get("data"), str):
+            value["inlineData"] = {**blob, "data": wire_base64(blob["data"])}
         data = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
         return Native(provider, data)
     except (TypeError, ValueError, RecursionError, ThinksealError) as err:

@@ -31,14 +31,26 @@ What OpenAI requires, and what thinkseal does:
   back as ``{"type": "function_call", "call_id", "name", "arguments"}``; an
   assistant ``message`` whose content is plain ``output_text`` → its text, sent
   back as ``{"role": "assistant", "content": text}``. The output item ids
-  (``fc_…``, ``msg_…``) are not sent back: under ``store: false`` they name
-  nothing stored, and OpenAI ties them to the reasoning item before them ("Item
-  'fc_…' of type 'function_call' was provided without its required 'reasoning'
-  item"), so an unsealed turn carrying them is a 400. A message with more than
-  plain text (a ``phase``, annotations such as ``url_citation``, a ``refusal``,
-  logprobs) is kept whole as ``Native("openai-responses", item, text)`` and goes
-  back as an assistant input message with its text and ``phase`` (the input
-  form of an output message needs its server item id). Items of other types
+  (``fc_…``, ``msg_…``) are not sent back in stateless replay: under ``store:
+  false`` they name nothing stored, and OpenAI ties them to the reasoning item
+  before them ("Item 'fc_…' of type 'function_call' was provided without its
+  required 'reasoning' item"), so an unsealed turn carrying them is a 400. With
+  server-side storage it is the other way round: OpenAI looks a stored
+  reasoning item's following item up by id and refuses the reasoning item
+  "without its required following item" when that item comes without it. So a
+  stored response's reasoning items record the ids of the message and function
+  call items after them (``FOLLOWING``, a member of the Opaque block that is
+  never sent), and in stored mode a kept turn sends those items in their output
+  form with their ids (a message as ``{"type": "message", "id", "status",
+  "content": [output_text]}``); an unsealed turn has no Opaque blocks, so no
+  ids, nor does a block without the member (kept before it was recorded, or
+  from a ``store: false`` response).
+- A message with more than plain text (a ``phase``, annotations such as
+  ``url_citation``, a ``refusal``, logprobs) is kept whole as
+  ``Native("openai-responses", item, text)`` and goes back as an assistant
+  input message with its text and ``phase`` (the input form of an output
+  message needs its server item id); in stored mode, after a kept reasoning
+  item, as the output message it was (without its logprobs). Items of other types
   (web search, file search, MCP, …) are kept whole as ``Native`` and go back
   verbatim, to this provider only.
 - System messages stay in place as ``{"role": "system"}`` input messages (the
@@ -56,8 +68,9 @@ What OpenAI requires, and what thinkseal does:
   has ``additionalProperties: false`` and lists every property as required).
   ``response_format`` → ``text.format`` (``json_schema`` flattened: ``name``,
   ``schema``, ``strict``, ``description``).
-- Server-side state: with ``store=True`` the body carries the whole history and
-  no ``store: false``/``include`` is added. With ``previous_response_id`` (which
+- Server-side state: with ``store=True`` the body carries the whole history
+  (kept turns with their item ids, above) and no ``store: false``/``include``
+  is added. With ``previous_response_id`` (which
   needs stored responses) only the messages after the conversation's last
   assistant turn are sent, after checking that the server's history is this
   conversation's: that turn must go out as it was received (``kept``) or have
@@ -95,7 +108,7 @@ What OpenAI requires, and what thinkseal does:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar, Final
 
@@ -158,6 +171,7 @@ CALL_FIELDS = ("call_id", "name", "arguments")
 # The fields of an output message that its plain text stands for.
 _PLAIN_MESSAGE = frozenset({"id", "type", "role", "status", "content"})
 SUMMARY_SEPARATOR = "\n\n"
+FOLLOWING = "thinkseal:following"
 
 _RESERVED: Final[Mapping[str, str]] = MappingProxyType(
     {
@@ -215,14 +229,26 @@ def plain_items(message: Message) -> list[dict[str, Any]]:
 # -- assistant turns ---------------------------------------------------------------------
 
 
-def reasoning_item(block: ThinkingBlock.Opaque, where: str) -> dict[str, Any]:
+def reasoning_item(block: ThinkingBlock.Opaque, where: str) -> tuple[dict[str, Any], list[str | None]]:
+    """The reasoning item an Opaque block holds, and the ids of the items that
+    followed it (its ``FOLLOWING`` member, which is thinkseal's and never sent;
+    blocks kept before it was recorded have none)."""
     try:
         item = json.loads(block.data)
     except ValueError:
         item = None
     if not isinstance(item, dict):
         raise ValidationError(f"{where}: an {PROVIDER_ID} Opaque block must hold a JSON object", path=f"{where}.data")
-    return item
+    following = item.pop(FOLLOWING, [])
+    if not isinstance(following, list) or not all(
+        entry is None or (isinstance(entry, str) and entry.strip()) for entry in following
+    ):
+        raise ValidationError(
+            f"{where}: the {FOLLOWING!r} member of an {PROVIDER_ID} Opaque block must be a list of item ids"
+            " (non-blank strings) or nulls",
+            path=f"{where}.data",
+        )
+    return item, following
 
 
 def assistant_text(text: str, phase: object = None) -> dict[str, Any]:
@@ -248,20 +274,58 @@ def part_items(part: object) -> list[dict[str, Any]]:
     return [value]
 
 
+def output_text(text: str) -> dict[str, Any]:
+    return {"type": "output_text", "text": text, "annotations": []}
+
+
+def output_item(part: object, item_id: str) -> dict[str, Any] | None:
+    """A part of a kept turn as the output item it came in, with that item's
+    id (stored mode), or None where the part has no such form."""
+    if isinstance(part, str):
+        content = [output_text(part)]
+        return {"type": "message", "role": "assistant", "id": item_id, "status": "completed", "content": content}
+    if isinstance(part, ToolCall):
+        call = {"type": "function_call", "id": item_id, "call_id": part.id, "name": part.name}
+        return {**call, "arguments": part.arguments_json}
+    if isinstance(part, Native) and part.provider == PROVIDER_ID and part.value.get("type") == "message":
+        # The message as received (phase, annotations), its logprobs left out: they are the output's only.
+        value = part.value
+        content = [{k: v for k, v in c.items() if k != "logprobs"} for c in value.get("content") or ()]
+        return {**value, "id": item_id, "content": content}
+    return None
+
+
+def _joins(items: list[dict[str, Any]], item_id: str) -> bool:
+    """Whether the last item is the output message ``item_id``, to which a
+    further text part of that message belongs."""
+    return bool(items) and items[-1].get("type") == "message" and items[-1].get("id") == item_id
+
+
 def assistant_items(message: AssistantMessage, stored: bool) -> list[dict[str, Any]]:
     """An as-sent assistant turn as input items, in its own order. Its reasoning
     items (present only when the turn is kept) go right before the item that
     follows each; one with no item right after it is not sent, nor, without
-    server-side storage, one without its encrypted content."""
+    server-side storage, one without its encrypted content. With server-side
+    storage, the parts after a reasoning item go as the output items they came
+    in, with the ids its block recorded (OpenAI looks a stored reasoning item's
+    following item up by id)."""
     items: list[dict[str, Any]] = []
     pending: dict[str, Any] | None = None
+    ids: Iterator[str | None] | None = None  # the recorded ids of the parts after the last reasoning item
     for i, part in enumerate(message.parts):
         if isinstance(part, ThinkingBlock):
+            ids = None
             if isinstance(part, ThinkingBlock.Opaque) and part.provider == PROVIDER_ID:
-                item = reasoning_item(part, f"AssistantMessage.parts[{i}]")
+                item, following = reasoning_item(part, f"AssistantMessage.parts[{i}]")
                 pending = item if stored or item.get("encrypted_content") else None
+                ids = iter(following) if stored else None
             continue
-        out = part_items(part)
+        item_id = next(ids, None) if ids is not None else None
+        if item_id is not None and isinstance(part, str) and _joins(items, item_id):
+            items[-1]["content"].append(output_text(part))
+            continue
+        as_output = output_item(part, item_id) if item_id is not None else None
+        out = [as_output] if as_output is not None else part_items(part)
         if out and pending is not None:
             items.append(pending)
             pending = None
@@ -438,7 +502,9 @@ def reasoning_parts(node: Node) -> list[ThinkingBlock]:
         valid_text(encrypted, f"{node.path}.encrypted_content")
     text = SUMMARY_SEPARATOR.join(t for t in texts if t)
     blocks: list[ThinkingBlock] = [ThinkingBlock.Text(text)] if text else []
-    blocks.append(ThinkingBlock.Opaque(PROVIDER_ID, stored_json(node)))
+    # FOLLOWING is thinkseal's own member (read_reply writes it): never taken from a response.
+    item = Node({k: v for k, v in node.value.items() if k != FOLLOWING}, node.path)
+    blocks.append(ThinkingBlock.Opaque(PROVIDER_ID, stored_json(item)))
     return blocks
 
 
@@ -480,12 +546,46 @@ def item_parts(node: Node) -> list[str | ToolCall | ThinkingBlock | Native]:
 
 
 def read_reply(response: Mapping[str, Any]) -> AssistantMessage:
+    """The reply's items as parts. A stored response's reasoning items also
+    record the ids of the message and function call items after each (each
+    part's item id, ``FOLLOWING``): OpenAI looks a stored reasoning item's
+    following item up by its id, so a kept turn goes back with them in stored
+    mode. A response with ``store: false`` records none: they name nothing."""
     root = Node(response)
     raise_provider_error(root)
+    stored = root.value.get("store") is not False
     parts: list[Any] = []
+    reasoning: int | None = None  # where the last reasoning item's Opaque block stands in parts
+    following: list[str | None] = []
     for node in root.items("output"):
-        parts.extend(item_parts(node))
+        item = item_parts(node)
+        kind = node.value.get("type")
+        if kind == "reasoning":
+            _record_following(parts, reasoning, following, stored)
+            reasoning, following = len(parts) + len(item) - 1, []
+        else:
+            item_id = node.value.get("id") if kind in _FOLLOWERS else None
+            following.extend([item_id if isinstance(item_id, str) and item_id.strip() else None] * len(item))
+        parts.extend(item)
+    _record_following(parts, reasoning, following, stored)
     return AssistantMessage.from_parts(parts)
+
+
+# The output items a stored reasoning item is followed by, by id, that thinkseal sends back itself.
+_FOLLOWERS = frozenset({"message", "function_call"})
+
+
+def _record_following(parts: list[Any], at: int | None, following: list[str | None], stored: bool) -> None:
+    """Put ``following`` (the ids of the parts after the reasoning item whose
+    Opaque block is ``parts[at]``) into that block."""
+    while following and following[-1] is None:
+        following.pop()
+    if not stored or at is None or not following:
+        return
+    block = parts[at]
+    item = {**json.loads(block.data), FOLLOWING: following}
+    data = json.dumps(item, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    parts[at] = ThinkingBlock.Opaque(PROVIDER_ID, data)
 
 
 def read_info(response: Mapping[str, Any]) -> ReplyInfo:

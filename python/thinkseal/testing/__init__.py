@@ -41,7 +41,7 @@ with the ``thinkseal.testing.pytest_plugin`` plugin. docs/testing.md has the
 details.
 
 Some emulators also check request bodies against an official SDK's request
-types (``openai`` for the OpenAI-style chat and Responses emulators,
+types (``openai`` for the OpenAI-style chat, Gemini OpenAI-compatible and Responses emulators,
 ``mistralai`` for Mistral): that check runs only when that SDK is installed;
 every provider rule is enforced without it.
 """
@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from .bedrock import BedrockEmulator
     from .chat import ChatEmulator
     from .gemini import GeminiEmulator
+    from .gemini_openai import GeminiOpenAIEmulator
     from .mistral import MistralEmulator
     from .ollama import OllamaEmulator
     from .openai_responses import ResponsesEmulator
@@ -81,6 +82,7 @@ _LAZY = {
     "BedrockEmulator": ".bedrock",
     "ChatEmulator": ".chat",
     "GeminiEmulator": ".gemini",
+    "GeminiOpenAIEmulator": ".gemini_openai",
     "MistralEmulator": ".mistral",
     "OllamaEmulator": ".ollama",
     "ResponsesEmulator": ".openai_responses",
@@ -104,6 +106,7 @@ __all__ = [
     "Emulator",
     "Fault",
     "GeminiEmulator",
+    "GeminiOpenAIEmulator",
     "MistralEmulator",
     "OllamaEmulator",
     "Request",

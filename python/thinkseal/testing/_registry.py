@@ -11,6 +11,7 @@ from .anthropic import AnthropicEmulator
 from .bedrock import BedrockEmulator
 from .chat import ChatEmulator
 from .gemini import GeminiEmulator
+from .gemini_openai import GeminiOpenAIEmulator
 from .mistral import MistralEmulator
 from .ollama import OllamaEmulator
 from .openai_responses import ResponsesEmulator
@@ -32,6 +33,7 @@ EMULATORS: Mapping[str, Factory] = MappingProxyType(
         "vertex-anthropic": lambda port, auth: AnthropicEmulator("vertex-anthropic", port=port, require_auth=auth),
         "gemini": lambda port, auth: GeminiEmulator("gemini", port=port, require_auth=auth),
         "vertex-gemini": lambda port, auth: GeminiEmulator("vertex-gemini", port=port, require_auth=auth),
+        "gemini-openai": lambda port, auth: GeminiOpenAIEmulator(port=port, require_auth=auth),
         "openai": lambda port, auth: ChatEmulator("openai", port=port, require_auth=auth),
         "openai-responses": lambda port, auth: ResponsesEmulator(port=port, require_auth=auth),
     }

@@ -11,7 +11,10 @@ strings, what OpenAI rejects:
   ``strict``, which the SDK's type marks required);
 - a reasoning item not followed directly by an output item (a message of the
   assistant, a function call, ...): "Item '…' of type 'reasoning' was provided
-  without its required following item.";
+  without its required following item."; with ``store`` on (the default), the
+  same for a reasoning item the server stored that is not followed by the item
+  that followed it, with that item's id (a message or function call sent back
+  without its ``msg_``/``fc_`` id, as OpenAI answers it);
 - a reasoning item whose encrypted content was not issued to this organisation
   (the bearer key) for this model: "The encrypted content … could not be
   verified." (code ``invalid_encrypted_content``). The emulator encrypts
@@ -235,6 +238,7 @@ class ResponsesEmulator(Emulator):
         self._stored: dict[str, _Stored] = {}  # response id -> what it saw and said
         self._reasoning_orgs: dict[str, str] = {}  # stored reasoning item id -> organisation
         self._needs_reasoning: dict[str, str] = {}  # output item id -> the reasoning item before it
+        self._following: dict[str, str] = {}  # stored reasoning item id -> the id of the item after it
         self._count = 0
 
     @property
@@ -396,7 +400,9 @@ class ResponsesEmulator(Emulator):
                 follows = after is not None and (
                     _kind(after) in OUTPUT_TYPES or (_kind(after) == "message" and after.get("role") == "assistant")
                 )
-                if not follows:
+                # Stored, the item after it is known by id: it must come back with it.
+                expected = self._following.get(item.get("id")) if store else None
+                if after is None or not follows or (expected is not None and after.get("id") != expected):
                     return self._fail(REASONING_WITHOUT_FOLLOWING.format(id=item.get("id")))
                 problem = self._check_reasoning(body, org, full, j, store, transformations)
                 if problem is not None:
@@ -474,6 +480,8 @@ class ResponsesEmulator(Emulator):
         def follows(item: dict[str, Any]) -> None:
             if output and output[-1]["type"] == "reasoning":
                 self._needs_reasoning[item["id"]] = output[-1]["id"]
+                if store:
+                    self._following[output[-1]["id"]] = item["id"]
             output.append(item)
 
         reason(0)
