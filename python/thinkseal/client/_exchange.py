@@ -8,9 +8,9 @@ for thinking that does not verify (``Connection.rejections``), and the request
 replayed sealed thinking, the offending turn is unsealed (``unsealed()``, so it
 is never sent sealed again) and the request is prepared and sent once more.
 Every later turn that was bound over the offending turn's sealed form goes out
-unsealed by the replay rules themselves. The offending turn is the kept turn
-whose sealed data is in the wire message the error names (Claude's
-``messages.N``); when the error names none, the first kept turn.
+unsealed by the replay rules themselves. Which turn that is, and which
+messages are such rejections, the adapter says (``Provider.rejected_turn``):
+the client holds no provider's knowledge.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from .._limits import limits
 from .._messages import AssistantMessage
 from .._reply import Recovery
 from ..providers import PreparedRequest, provider
-from ..providers._claude import REPLAY_ERROR_WAYS
+from ..providers._base import REPLAY_ERROR_WAYS
 from ._auth import Auth, aws_region, checked_headers, lowered, make_auth
 from ._origin import checked_base_url
 
@@ -37,9 +37,7 @@ POLICIES: Final[tuple[str, ...]] = ("raise", *REPLAY_ERROR_WAYS)
 # The statuses the official SDKs retry: timeout, conflict, rate limit, server errors.
 RETRY_STATUSES: Final[frozenset[int]] = frozenset({408, 409, 429})
 MAX_RETRY_AFTER: Final[float] = 60.0
-_WIRE_INDEX = re.compile(r"\bmessages[.\[](\d+)")
 _LOCATION = re.compile(r"/locations/([^/]+)/")
-_SECRET_MIN: Final[int] = 16  # opaque strings shorter than this are ids or kinds, not sealed data
 
 
 class Exchange:
@@ -113,20 +111,11 @@ class Exchange:
 
     def offending_turn(self, conversation: Conversation, request: PreparedRequest, error: ProviderError) -> int | None:
         """The index of the turn to unseal for ``error``, or None if ``error``
-        is not the provider rejecting thinking this request replayed."""
-        if error.status != 400 or not self.connection.rejects_thinking(error.message):
+        is not the provider rejecting thinking this request replayed (the
+        adapter knows its rejections and which turn one names)."""
+        if error.status != 400:
             return None
-        kept = [entry.index for entry in request.report if entry.kept]
-        if not kept:
-            return None
-        match = _WIRE_INDEX.search(error.message)
-        wire = request.body.get("messages") if match else None
-        if match and isinstance(wire, list | tuple) and int(match[1]) < len(wire):
-            sent = json.dumps(wire[int(match[1])], ensure_ascii=False)
-            for index in kept:
-                if any(secret in sent for secret in _secrets(conversation[index])):
-                    return index
-        return kept[0]
+        return self.adapter.rejected_turn(request, error.message)
 
     # -- sending -------------------------------------------------------------------------
 
@@ -197,37 +186,6 @@ class Exchange:
         if not isinstance(value, dict):
             raise ResponseError(f"expected a JSON object, got {type(value).__name__}", path="response body")
         return value
-
-
-def _secrets(message: object) -> list[str]:
-    """The sealed data a turn carries, as it appears in a wire message."""
-    found: list[str] = []
-    for block in getattr(message, "thinking", ()):
-        signature = getattr(block, "signature", None)
-        if signature:
-            found.append(signature)
-        data = getattr(block, "data", None)
-        if isinstance(data, str):
-            found.append(data)
-            found.extend(_strings(data))
-    return [secret for secret in found if len(secret) >= _SECRET_MIN]
-
-
-def _strings(data: str) -> list[str]:
-    try:
-        value = json.loads(data)
-    except (ValueError, RecursionError):
-        return []
-    stack, strings = [value], []
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            strings.append(item)
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return strings
 
 
 def _env_base_url(names: tuple[str, ...]) -> str | None:

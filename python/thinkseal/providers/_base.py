@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from .._binding import Origin
 from .._conversation import Conversation
@@ -34,6 +34,12 @@ from ._sdk_objects import wire_dict
 
 if TYPE_CHECKING:
     from ._wire import Body  # the adapters' shared-fragment bodies; not needed to import this module
+
+
+# Every way out of a ``ReplayError`` an adapter can offer, as ``thinkseal.Client``'s
+# ``on_replay_error`` names them: opt into the provider's dropping of blocks that
+# do not verify, or send this request without thinking.
+REPLAY_ERROR_WAYS: Final[tuple[str, ...]] = ("drop_block", "disable_thinking")
 
 
 class Built:
@@ -238,6 +244,9 @@ class Provider:
     id: ClassVar[str]
     # How the provider is reached over HTTP (``thinkseal.Client``); not used by ``prepare``.
     connection: ClassVar[Connection]
+    # The ways out of a ``ReplayError`` this adapter offers (``on_replay_error``:
+    # a subset of ``REPLAY_ERROR_WAYS``); none for adapters that raise none.
+    replay_error_ways: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, account: str | None = None, aliases: Mapping[str, str] | None = None) -> None:
         self.account = account
@@ -272,8 +281,28 @@ class Provider:
     def resolve_replay_error(self, options: Mapping[str, Any], way: str) -> dict[str, Any]:
         """``options`` changed to take the ``way`` out of a ``ReplayError`` (see
         ``thinkseal.Client``'s ``on_replay_error``). Only adapters that raise
-        ``ReplayError`` have ways out."""
+        ``ReplayError`` have ways out (``replay_error_ways``)."""
         raise ValidationError(f"{self.id} raises no ReplayError; there is nothing to resolve", path="on_replay_error")
+
+    def rejected_turn(self, request: PreparedRequest, message: str) -> int | None:
+        """After the provider answered ``request`` with HTTP 400 and ``message``:
+        the index of the turn to unseal and send again without, or None when
+        ``message`` is not the provider's documented rejection of replayed
+        thinking (``connection.rejections``) or nothing went out sealed. The
+        turn the message names (``named_turn``) when it names a kept one, else
+        the first kept turn: every later turn bound over it is unsealed with it."""
+        if not self.connection.rejects_thinking(message):
+            return None
+        kept = [entry.index for entry in request.report if entry.kept]
+        if not kept:
+            return None
+        named = self.named_turn(request._replay, message)
+        return named if named in kept else kept[0]
+
+    def named_turn(self, replay: Replay, message: str) -> int | None:
+        """The conversation index of the turn a rejection ``message`` names, for
+        a provider whose errors name one (Claude's ``messages.N``); None here."""
+        return None
 
     def reply_info(self, response: Mapping[str, Any]) -> ReplyInfo:
         raise NotImplementedError

@@ -44,6 +44,7 @@ likewise for streamed replies.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Final, Generic, TypeAlias, TypeVar
 
@@ -55,7 +56,7 @@ from .._messages import AssistantMessage, Message, Part, SystemMessage, ToolCall
 from .._replay import Replay
 from .._reply import ReplyInfo, Usage
 from .._walk import Reason
-from ._base import StreamParser
+from ._base import REPLAY_ERROR_WAYS, StreamParser
 from ._options import response_format
 from ._response import Node, error_text, parse_arguments, wrap_errors
 from ._wire import Fragments, counted, dumps, tallied_wire_messages
@@ -175,7 +176,10 @@ def value_at(options: Mapping[str, Any], path: str) -> Any:
 
 # The ways out of a ``ReplayError`` that a request's own options can take
 # (``thinkseal.Client(on_replay_error=...)``); the message names them all.
-REPLAY_ERROR_WAYS: Final[tuple[str, ...]] = ("drop_block", "disable_thinking")
+
+
+# Where Claude's errors name a wire turn: "messages.3.content.0: ..." (Bedrock: "messages.3").
+WIRE_INDEX: Final = re.compile(r"\bmessages[.\[](\d+)")
 
 
 def resolved_options(options: Mapping[str, Any], thinking_path: str, way: str) -> dict[str, Any]:
@@ -603,6 +607,21 @@ class Wire:
             return tallied_wire_messages(replay, self.key, self.turns, self.goes_out)
         except Refused as err:
             raise located(conversation, err) from None
+
+    def named_turn(self, replay: Replay, message: str) -> int | None:
+        """The conversation index of the assistant turn Claude's error names as
+        ``messages.N`` (an index into the wire turns this request sent), or None
+        when it names none, or a user turn."""
+        match = WIRE_INDEX.search(message)
+        if match is None:
+            return None
+        sent = replay.sent_messages()
+        turns = plan_turns(sent, self.goes_out)
+        wire = int(match[1])
+        if wire >= len(turns) or turns[wire][0] != "assistant":
+            return None
+        named = turns[wire][1][0]
+        return next(i for i, m in enumerate(sent) if m is named)
 
     def check_marks(self, count: int) -> None:
         """Refuse a request with more cache breakpoints than Claude takes."""

@@ -86,7 +86,7 @@ from .._replay import Replay
 from .._reply import Delta, ReplyInfo, TextDelta, ThinkingDelta, ToolCallDelta, Usage
 from .._tool import Tool
 from . import _claude
-from ._base import Built, Provider, StreamParser
+from ._base import REPLAY_ERROR_WAYS, Built, Provider, StreamParser
 from ._connection import CLAUDE_REJECTIONS, Connection
 from ._options import BODY_FIELDS, frozen_options
 from ._response import Node, parse_arguments
@@ -261,8 +261,12 @@ class Adapter(Provider):
     # adapter with its own wire (its provider id), reserved fields and ``route``.
     wire: ClassVar[_Wire] = _WIRE
     reserved: ClassVar[Mapping[str, str]] = _RESERVED
+    replay_error_ways = REPLAY_ERROR_WAYS
 
     # -- request ---------------------------------------------------------------
+
+    def named_turn(self, replay: Replay, message: str) -> int | None:
+        return self.wire.named_turn(replay, message)
 
     def resolve_replay_error(self, options: Mapping[str, Any], way: str) -> dict[str, Any]:
         return _claude.resolved_options(options, self.wire.paths["thinking"], way)

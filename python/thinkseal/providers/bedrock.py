@@ -101,7 +101,7 @@ from .._replay import Replay
 from .._reply import Delta, ReplyInfo, TextDelta, ThinkingDelta, ToolCallDelta, Usage
 from .._tool import Tool
 from . import _claude
-from ._base import Built, Provider, StreamParser
+from ._base import REPLAY_ERROR_WAYS, Built, Provider, StreamParser
 from ._connection import CLAUDE_REJECTIONS, Connection
 from ._options import BODY_FIELDS, frozen_options
 from ._response import Node, b64_text, check_depth, parse_arguments, valid_text
@@ -348,8 +348,12 @@ class Adapter(Provider):
         key_env=("AWS_BEARER_TOKEN_BEDROCK",),
         rejections=CLAUDE_REJECTIONS,
     )
+    replay_error_ways = REPLAY_ERROR_WAYS
 
     # -- request ---------------------------------------------------------------
+
+    def named_turn(self, replay: Replay, message: str) -> int | None:
+        return _WIRE.named_turn(replay, message)
 
     def resolve_replay_error(self, options: Mapping[str, Any], way: str) -> dict[str, Any]:
         return _claude.resolved_options(options, _WIRE.paths["thinking"], way)
