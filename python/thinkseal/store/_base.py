@@ -15,7 +15,7 @@ from typing import Any, Self, TypeVar
 
 from .._binding import FINGERPRINT_VERSION
 from .._conversation import Conversation
-from .._errors import ValidationError
+from .._errors import ConflictError, ValidationError
 from .._messages import Message
 from ._codec import (
     CHAIN_START,
@@ -122,8 +122,9 @@ class _Heads:
     ``append``, ``save`` and ``replace`` start from it when it has the length
     the caller gives: that saves a read, and it is the head the caller's
     conversation came from, so a session replaced since (even back to the same
-    length) fails the write's condition. The write is conditional on that head,
-    so a stale one only costs a ``ConflictError`` (and is forgotten then)."""
+    length) fails the write's condition. A stale one costs a ``ConflictError``,
+    and stays until the caller reads the session again (``refresh``, ``load``,
+    ``length``, ``info``): retried blind, the write conflicts again."""
 
     def __init__(self) -> None:
         self._local = threading.local()
@@ -190,6 +191,8 @@ class Store(abc.ABC):
     ) -> None:
         try:
             self._append_rows(session_id, head, rows, chain, context)
+        except ConflictError:
+            raise  # the head stays: retried without a fresh read, the write conflicts again
         except BaseException:
             self._known.forget(session_id)
             raise
@@ -199,6 +202,11 @@ class Store(abc.ABC):
         head, raw = self._read(session_id, start)
         self._known.put(session_id, head)
         return head, raw
+
+    def _head_known(self, session_id: str) -> Head:
+        head = self._head(session_id)
+        self._known.put(session_id, head)
+        return head
 
     def _build(self, session_id: str, head: Head, raw: Any) -> tuple[Conversation, Integrity]:
         return build(session_id, head, row_slices(session_id, 0, head.length, raw, self._row))
@@ -300,7 +308,7 @@ class Store(abc.ABC):
     def info(self, session_id: str) -> SessionInfo:
         """The session's row: length, metadata, fingerprint version (one small read)."""
         session_id = check_session_id(session_id)
-        return info_of(session_id, self._head(session_id))
+        return info_of(session_id, self._head_known(session_id))
 
     def set_metadata(self, session_id: str, metadata: Mapping[str, Any]) -> None:
         """Replace the session's metadata (a small JSON object). Independent of
@@ -317,7 +325,7 @@ class Store(abc.ABC):
 
     def length(self, session_id: str) -> int:
         """The number of stored messages (one small read)."""
-        return self._head(check_session_id(session_id)).length
+        return self._head_known(check_session_id(session_id)).length
 
     def append(self, session_id: str, messages: Sequence[Message] | Message, *, expected_length: int) -> int:
         """Store ``messages`` after the first ``expected_length`` messages and
@@ -365,8 +373,13 @@ class Store(abc.ABC):
         if head.length != expected:
             raise conflict(session_id, expected, head.length)
         rows, chain, context = _initial(conversation)
-        self._known.forget(session_id)
-        epoch = self._replace_rows(session_id, head, rows, chain, context)
+        try:
+            epoch = self._replace_rows(session_id, head, rows, chain, context)
+        except ConflictError:
+            raise
+        except BaseException:
+            self._known.forget(session_id)
+            raise
         self._known.put(session_id, _replaced(head, rows, chain, context, epoch))
         return len(rows)
 
@@ -452,6 +465,8 @@ class AsyncStore(abc.ABC):
     ) -> None:
         try:
             await self._append_rows(session_id, head, rows, chain, context)
+        except ConflictError:
+            raise
         except BaseException:
             self._known.forget(session_id)
             raise
@@ -461,6 +476,11 @@ class AsyncStore(abc.ABC):
         head, raw = await self._read(session_id, start)
         self._known.put(session_id, head)
         return head, raw
+
+    async def _head_known(self, session_id: str) -> Head:
+        head = await self._head(session_id)
+        self._known.put(session_id, head)
+        return head
 
     def _build(self, session_id: str, head: Head, raw: Any) -> tuple[Conversation, Integrity]:
         return build(session_id, head, row_slices(session_id, 0, head.length, raw, self._row))
@@ -552,7 +572,7 @@ class AsyncStore(abc.ABC):
 
     async def info(self, session_id: str) -> SessionInfo:
         session_id = check_session_id(session_id)
-        return info_of(session_id, await self._head(session_id))
+        return info_of(session_id, await self._head_known(session_id))
 
     async def set_metadata(self, session_id: str, metadata: Mapping[str, Any]) -> None:
         session_id = check_session_id(session_id)
@@ -565,7 +585,7 @@ class AsyncStore(abc.ABC):
         return (await self._off_loop(raw, self._build, session_id, head, raw))[1]
 
     async def length(self, session_id: str) -> int:
-        return (await self._head(check_session_id(session_id))).length
+        return (await self._head_known(check_session_id(session_id))).length
 
     async def append(self, session_id: str, messages: Sequence[Message] | Message, *, expected_length: int) -> int:
         session_id = check_session_id(session_id)
@@ -600,8 +620,13 @@ class AsyncStore(abc.ABC):
         if head.length != expected:
             raise conflict(session_id, expected, head.length)
         rows, chain, context = _initial(conversation)
-        self._known.forget(session_id)
-        epoch = await self._replace_rows(session_id, head, rows, chain, context)
+        try:
+            epoch = await self._replace_rows(session_id, head, rows, chain, context)
+        except ConflictError:
+            raise
+        except BaseException:
+            self._known.forget(session_id)
+            raise
         self._known.put(session_id, _replaced(head, rows, chain, context, epoch))
         return len(rows)
 

@@ -171,7 +171,9 @@ class ContextRow(NamedTuple):
 class Head(NamedTuple):
     """A session's row: its length, the chain value after its last message
     (``CHAIN_START`` when empty), how many context rows it has and the latest,
-    the fingerprint version and epoch, the metadata (JSON text), and the chain
+    the fingerprint version and epoch, the metadata as stored (JSON text, read
+    only when asked for, so that a bad one never stands in the way of the
+    messages), and the chain
     value stored with its last message row (``CHAIN_START`` when empty; None
     when that row is missing or malformed), which ``chain`` must equal."""
 
@@ -181,7 +183,7 @@ class Head(NamedTuple):
     context: ContextRow | None
     version: int
     epoch: int
-    metadata: str
+    metadata: object
     last_chain: bytes | None
 
 
@@ -403,7 +405,6 @@ def head_of(
     generation = _int(epoch)
     if generation is None:
         raise bad_session_row(session_id, "epoch", "is not an integer")
-    text = text_of(session_id, metadata, "the session row's metadata", "$.session.metadata")
     return Head(
         n,
         checked_chain,
@@ -411,7 +412,7 @@ def head_of(
         context_row_of(session_id, count, context),
         number,
         generation,
-        text,
+        metadata,
         CHAIN_START if n == 0 else digest_of(last_chain),
     )
 
@@ -464,9 +465,10 @@ def row_slices(session_id: str, start: int, end: int, raw: list[Any], row_of: Ro
         raise missing_row(session_id, position)
 
 
-def metadata_of(session_id: str, text: str) -> Mapping[str, Any]:
-    """The stored metadata as a read-only JSON object."""
+def metadata_of(session_id: str, stored: object) -> Mapping[str, Any]:
+    """The stored metadata (text, or bytes that must be UTF-8) as a read-only JSON object."""
     path = "$.metadata"
+    text = text_of(session_id, stored, "the stored metadata", path)
     try:
         value = strict_loads(text)
     except (ValueError, RecursionError):  # ValidationError too
@@ -504,8 +506,7 @@ def listed_info(raw_id: object, index: int, length: object, version: object, met
     number = _int(version)
     if number is None or number < 1:
         raise bad_session_row(session_id, "version", "is not a positive integer")
-    text = text_of(session_id, metadata, "the session row's metadata", "$.session.metadata")
-    return SessionInfo(session_id, n, metadata_of(session_id, text), number)
+    return SessionInfo(session_id, n, metadata_of(session_id, metadata), number)
 
 
 def info_of(session_id: str, head: Head) -> SessionInfo:

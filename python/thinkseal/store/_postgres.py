@@ -128,6 +128,11 @@ CREATE TABLE IF NOT EXISTS {c} (
             f"INSERT INTO {s} (session_id, length, chain, contexts, version, epoch, metadata) "
             "VALUES (%s, %s, %s, %s, %s, 0, %s) ON CONFLICT (session_id) DO NOTHING"
         )
+        self.insert_fork = (
+            f"INSERT INTO {s} (session_id, length, chain, contexts, version, epoch, metadata) "
+            f"SELECT %s, %s, %s, %s, version, 0, metadata FROM {s} WHERE session_id = %s "
+            "ON CONFLICT (session_id) DO NOTHING"
+        )
         self.insert_message = f"INSERT INTO {m} (session_id, position, body, digest, chain) VALUES (%s, %s, %s, %s, %s)"
         self.copy_messages = f"COPY {m} (session_id, position, body, digest, chain) FROM STDIN"
         self.insert_context = (
@@ -340,8 +345,8 @@ class PostgresStore(Store):
                     if chain is None:
                         raise bad_row(source, length - 1, "the stored chain value is not 32 bytes")
                 contexts = conn.execute(sql.count_contexts, (source, length)).fetchone()
-                params = (session_id, length, chain, contexts[0] if contexts else 0, head.version, head.metadata)
-                if conn.execute(sql.insert_new_session, params).rowcount != 1:
+                params = (session_id, length, chain, contexts[0] if contexts else 0, source)
+                if conn.execute(sql.insert_fork, params).rowcount != 1:
                     raise conflict(session_id, None, None)
                 conn.execute(sql.copy_rows, (session_id, source, length))
                 conn.execute(sql.copy_contexts, (session_id, source, length))
@@ -507,8 +512,8 @@ class AsyncPostgresStore(AsyncStore):
                     if chain is None:
                         raise bad_row(source, length - 1, "the stored chain value is not 32 bytes")
                 contexts = await (await conn.execute(sql.count_contexts, (source, length))).fetchone()
-                params = (session_id, length, chain, contexts[0] if contexts else 0, head.version, head.metadata)
-                if (await conn.execute(sql.insert_new_session, params)).rowcount != 1:
+                params = (session_id, length, chain, contexts[0] if contexts else 0, source)
+                if (await conn.execute(sql.insert_fork, params)).rowcount != 1:
                     raise conflict(session_id, None, None)
                 await conn.execute(sql.copy_rows, (session_id, source, length))
                 await conn.execute(sql.copy_contexts, (session_id, source, length))

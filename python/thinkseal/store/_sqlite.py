@@ -288,8 +288,8 @@ class SQLiteStore(Store):
             ).fetchone()[0]
             conn.execute(
                 "INSERT INTO thinkseal_sessions (session_id, length, chain, contexts, version, epoch, metadata) "
-                "VALUES (?, ?, ?, ?, ?, 0, ?)",
-                (session_id, length, chain, contexts, head.version, head.metadata),
+                "SELECT ?, ?, ?, ?, version, 0, metadata FROM thinkseal_sessions WHERE session_id = ?",
+                (session_id, length, chain, contexts, source),
             )
             conn.execute(
                 "INSERT INTO thinkseal_messages SELECT ?, position, body, digest, chain FROM thinkseal_messages "
