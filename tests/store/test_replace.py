@@ -103,3 +103,47 @@ def test_replace_keeps_seals_it_was_given(either: Any) -> None:
     sid = store.create(Conversation([UserMessage("old")]))
     store.replace(sid, conv, expected_length=1)
     assert [e.kept for e in store.load(sid).replay_report(CLAUDE)] == [True, True]
+
+
+def test_a_read_sees_one_snapshot_while_a_replace_commits(backend: Backend) -> None:
+    """A replace committed in the middle of a read (after the session row is
+    read, before all its rows are) leaves the read whole: the session as it
+    was, not its row with the new rows (SQLite and PostgreSQL read in one
+    snapshot; Redis reads in batches, each checked against the epoch, and reads
+    again when it changed)."""
+    mine, other = backend.store(), backend.store()
+    old = Conversation([UserMessage(f"old {i}") for i in range(1500)])  # more than one Redis batch
+    new = Conversation([UserMessage(f"new {i}") for i in range(1200)])
+    sid = mine.create(old)
+    replaced: list[bool] = []
+
+    def replace_once() -> None:
+        if not replaced:
+            replaced.append(True)
+            other.replace(sid, new, expected_length=len(old))
+
+    if backend.name == "redis":
+        rows_script = mine._rows_script
+
+        def racing_rows(*args: Any) -> Any:
+            replace_once()
+            return rows_script(*args)
+
+        mine._rows_script = racing_rows
+    else:
+        head_in = mine._head_in
+
+        def racing_head(*args: Any) -> Any:
+            head = head_in(*args)
+            replace_once()
+            return head
+
+        mine._head_in = racing_head
+    loaded = mine.load(sid)
+    assert replaced
+    assert loaded in (old, new)  # one or the other, whole
+    if backend.name != "redis":
+        assert loaded == old  # the snapshot taken before the replace
+    else:
+        assert loaded == new  # read again after the epoch changed
+    assert mine.load(sid) == new

@@ -18,6 +18,7 @@ reads as version 1, epoch 0 and no metadata.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
 import redis
@@ -105,7 +106,8 @@ redis.call('HSET', KEYS[1], 'length', ARGV[5], 'chain', ARGV[6], 'contexts', ARG
 return epoch
 """
 
-# ARGV[1]: the first position to read, or -1 for the head only.
+# ARGV[1]: the first position to read, or -1 for the head only; ARGV[2]: at
+# most how many entries.
 _READ = (
     _COUNT
     + """
@@ -122,10 +124,27 @@ if length and length > 0 then
 end
 local start = tonumber(ARGV[1])
 local rows = {}
-if length and start >= 0 and start < length then rows = redis.call('LRANGE', KEYS[2], start, length - 1) end
+if length and start >= 0 and start < length then
+    rows = redis.call('LRANGE', KEYS[2], start, math.min(length, start + tonumber(ARGV[2])) - 1)
+end
 return {h[1], h[2], h[3], h[4], h[5], h[6], context, last, rows}
 """
 )
+
+# More entries of a session being read (ARGV: its epoch as read, the first and
+# last position); false when the session was replaced or deleted meanwhile.
+# Within an epoch the entries below the length never change (appends only add
+# after it), so entries read batch by batch are those of one snapshot.
+_ROWS = """
+if (redis.call('HGET', KEYS[1], 'epoch') or '0') ~= ARGV[1] then return false end
+return redis.call('LRANGE', KEYS[2], ARGV[2], ARGV[3])
+"""
+
+# Entries read per round trip: each reply is parsed by redis-py, which frees
+# its buffers when a reply is complete, so one reply per batch keeps that (and
+# the event loop's wait for it) short.
+_BATCH = 1000
+
 
 _SET_METADATA = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -250,6 +269,15 @@ def _raw_bytes(raw: Sequence[Any]) -> int:
     return sum(len(e) for e in raw if isinstance(e, bytes))
 
 
+def _next_batch(head: Head, start: int, rows: list[bytes]) -> list[Arg] | None:
+    """The ``_ROWS`` arguments for the entries after ``rows`` (read from
+    ``start``), or None when every entry up to the length is read."""
+    first = start + len(rows)
+    if start < 0 or first >= head.length:
+        return None
+    return [head.epoch, first, min(first + _BATCH, head.length) - 1]
+
+
 def _create_args(
     session_id: str, rows: list[MessageRow], chain: bytes, context: ContextRow | None, metadata: str
 ) -> list[Arg]:
@@ -352,6 +380,7 @@ class RedisStore(Store):
         self._append = register(_APPEND)
         self._replace = register(_REPLACE)
         self._read_script = register(_READ)
+        self._rows_script = register(_ROWS)
         self._metadata_script = register(_SET_METADATA)
         self._fork_script = register(_FORK)
         self._delete_script = register(_DELETE)
@@ -364,7 +393,20 @@ class RedisStore(Store):
 
     def _read_raw(self, session_id: str, start: int) -> tuple[Head, list[bytes]] | None:
         keys = self._keys.session(session_id)
-        return _decode_head(session_id, _script(session_id, lambda: self._read_script(keys, [start])))
+        while True:
+            found = _decode_head(session_id, _script(session_id, lambda: self._read_script(keys, [start, _BATCH])))
+            if found is None:
+                return None
+            head, rows = found
+            while (args := _next_batch(head, start, rows)) is not None:
+                batch = _script(session_id, partial(self._rows_script, keys[:2], args))
+                if batch is None:
+                    break  # replaced or deleted meanwhile: read it again
+                rows += batch
+                if len(batch) < _BATCH and start + len(rows) < head.length:
+                    return head, rows  # entries missing: named when the rows are read
+            else:
+                return head, rows
 
     def _head(self, session_id: str) -> Head:
         return self._read(session_id, -1)[0]
@@ -439,6 +481,7 @@ class AsyncRedisStore(AsyncStore):
         self._append = register(_APPEND)
         self._replace = register(_REPLACE)
         self._read_script = register(_READ)
+        self._rows_script = register(_ROWS)
         self._metadata_script = register(_SET_METADATA)
         self._fork_script = register(_FORK)
         self._delete_script = register(_DELETE)
@@ -452,7 +495,21 @@ class AsyncRedisStore(AsyncStore):
 
     async def _read_raw(self, session_id: str, start: int) -> tuple[Head, list[bytes]] | None:
         keys = self._keys.session(session_id)
-        return _decode_head(session_id, await _ascript(session_id, lambda: self._read_script(keys, [start])))
+        while True:
+            value = await _ascript(session_id, lambda: self._read_script(keys, [start, _BATCH]))
+            found = _decode_head(session_id, value)
+            if found is None:
+                return None
+            head, rows = found
+            while (args := _next_batch(head, start, rows)) is not None:
+                batch = await _ascript(session_id, partial(self._rows_script, keys[:2], args))
+                if batch is None:
+                    break
+                rows += batch
+                if len(batch) < _BATCH and start + len(rows) < head.length:
+                    return head, rows
+            else:
+                return head, rows
 
     async def _head(self, session_id: str) -> Head:
         return (await self._read(session_id, -1))[0]
