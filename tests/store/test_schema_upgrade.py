@@ -6,11 +6,12 @@ tables and entries are built here exactly as the earlier release wrote them."""
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 import thinkseal
 from thinkseal import Conversation, UserMessage
-from thinkseal.store import _codec
+from thinkseal.store import SQLiteStore, _codec
 
 from .conftest import Backend, Blocking
 from .histories import CLAUDE, sealed_conversation
@@ -83,8 +84,6 @@ def write_old_database(backend: Backend, conv: Conversation) -> None:
         client.close()
         return
     if backend.name == "sqlite":
-        import sqlite3  # noqa: PLC0415
-
         with sqlite3.connect(backend.path) as conn:
             conn.executescript(OLD_SQLITE)
     else:
@@ -154,3 +153,17 @@ def test_an_old_database_opens_first_in_an_async_store(backend: Backend) -> None
     finally:
         asynchronous.close()
     assert backend.store().verify(SID).ok
+
+
+def test_an_up_to_date_sqlite_database_opens_without_its_write_lock(tmp_path: Any) -> None:
+    path = str(tmp_path / "busy.db")
+    SQLiteStore(path).create(session_id="s")  # the schema is there
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # another process is writing
+    try:
+        store = SQLiteStore(path, timeout=0.2)
+        assert store.list_sessions() == ["s"]
+        store.close()
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()

@@ -145,15 +145,26 @@ class SQLiteStore(Store):
             if self.path != ":memory:":
                 self._conn.execute("PRAGMA journal_mode=WAL")
                 self._conn.execute("PRAGMA synchronous=NORMAL")
-            with self._transaction("IMMEDIATE") as conn:
-                for table in TABLES:
-                    conn.execute(table)
-                columns = {r[1] for r in conn.execute("PRAGMA table_info(thinkseal_sessions)")}
-                for name, definition in ADDED_COLUMNS:
-                    if name not in columns:
-                        conn.execute(f"ALTER TABLE thinkseal_sessions ADD COLUMN {name} {definition}")
+            if not self._schema_current():
+                # Written only when needed, so a database another store keeps
+                # up to date opens without taking its write lock.
+                with self._transaction("IMMEDIATE") as conn:
+                    for table in TABLES:
+                        conn.execute(table)
+                    columns = {r[1] for r in conn.execute("PRAGMA table_info(thinkseal_sessions)")}
+                    for name, definition in ADDED_COLUMNS:
+                        if name not in columns:
+                            conn.execute(f"ALTER TABLE thinkseal_sessions ADD COLUMN {name} {definition}")
 
     _row = staticmethod(sql_row)
+
+    def _schema_current(self) -> bool:
+        conn = self._conn
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        columns = {r[1] for r in conn.execute("PRAGMA table_info(thinkseal_sessions)")}
+        return {"thinkseal_sessions", "thinkseal_messages", "thinkseal_contexts"} <= tables and all(
+            name in columns for name, _ in ADDED_COLUMNS
+        )
 
     @contextmanager
     def _transaction(self, mode: str = "") -> Iterator[sqlite3.Connection]:
