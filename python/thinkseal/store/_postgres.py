@@ -233,7 +233,9 @@ class PostgresStore(Store):
                 if name not in have:
                     conn.execute(sql.add_column.format(name, definition))
 
-    _row = staticmethod(sql_row)
+    @staticmethod
+    def _row(session_id: str, position: int, item: Any) -> MessageRow:
+        return sql_row(session_id, position, item)
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
@@ -376,8 +378,13 @@ class AsyncPostgresStore(AsyncStore):
         self._all: list[psycopg.AsyncConnection[tuple[Any, ...]]] = []
         self._ready = False
 
-    _row = staticmethod(sql_row)
-    _raw_bytes = staticmethod(_raw_bytes)
+    @staticmethod
+    def _row(session_id: str, position: int, item: Any) -> MessageRow:
+        return sql_row(session_id, position, item)
+
+    @staticmethod
+    def _raw_bytes(raw: Any) -> int:
+        return _raw_bytes(raw)
 
     @classmethod
     async def open(cls, conninfo: str, *, schema: str | None = None, **connect_kwargs: Any) -> AsyncPostgresStore:

@@ -385,7 +385,9 @@ class RedisStore(Store):
         self._fork_script = register(_FORK)
         self._delete_script = register(_DELETE)
 
-    _row = staticmethod(_row)
+    @staticmethod
+    def _row(session_id: str, position: int, item: Any) -> MessageRow:
+        return _row(session_id, position, item)
 
     def _head_or_none(self, session_id: str) -> Head | None:
         found = self._read_raw(session_id, -1)
@@ -486,8 +488,13 @@ class AsyncRedisStore(AsyncStore):
         self._fork_script = register(_FORK)
         self._delete_script = register(_DELETE)
 
-    _row = staticmethod(_row)
-    _raw_bytes = staticmethod(_raw_bytes)
+    @staticmethod
+    def _row(session_id: str, position: int, item: Any) -> MessageRow:
+        return _row(session_id, position, item)
+
+    @staticmethod
+    def _raw_bytes(raw: Any) -> int:
+        return _raw_bytes(raw)
 
     async def _head_or_none(self, session_id: str) -> Head | None:
         found = await self._read_raw(session_id, -1)

@@ -156,7 +156,9 @@ class SQLiteStore(Store):
                         if name not in columns:
                             conn.execute(f"ALTER TABLE thinkseal_sessions ADD COLUMN {name} {definition}")
 
-    _row = staticmethod(sql_row)
+    @staticmethod
+    def _row(session_id: str, position: int, item: Any) -> MessageRow:
+        return sql_row(session_id, position, item)
 
     def _schema_current(self) -> bool:
         conn = self._conn
@@ -326,8 +328,13 @@ class AsyncSQLiteStore(AsyncStore):
         super().__init__()
         self.sync = SQLiteStore(path, timeout=timeout)
 
-    _row = staticmethod(sql_row)
-    _raw_bytes = staticmethod(_raw_bytes)
+    @staticmethod
+    def _row(session_id: str, position: int, item: Any) -> MessageRow:
+        return sql_row(session_id, position, item)
+
+    @staticmethod
+    def _raw_bytes(raw: Any) -> int:
+        return _raw_bytes(raw)
 
     async def _head(self, session_id: str) -> Head:
         return await asyncio.to_thread(self.sync._head, session_id)
