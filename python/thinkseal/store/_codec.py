@@ -61,8 +61,10 @@ MAX_METADATA: Final = 64 * 1024
 # Rows are read in slices of about this many bytes of JSON (or rows): each
 # slice is one native call, so a worker thread decoding a large session gives
 # the GIL back between slices and an event loop waiting for it stalls for a
-# few milliseconds at most (docs/store.md).
-SLICE_BYTES: Final = 256 * 1024
+# few milliseconds at most (docs/store.md). At this size a slice's digests are
+# hashed on the calling thread (the core starts hashing threads only past 128
+# KB), which on a busy machine beats waiting for a new thread to be scheduled.
+SLICE_BYTES: Final = 128 * 1024
 SLICE_ROWS: Final = 512
 
 
