@@ -5,10 +5,10 @@ GIL a few milliseconds at a time, never for the whole decode.
 
 Measured as an application sees it: a ticker task on the loop records the
 longest gap between its ticks while a 50,000-row session loads. The bound is
-far above what the loop waits now (about 5-10 ms on a quiet machine, the
-interpreter's thread switch interval; 20-70 ms with other processes busy on
-both cores) and far below the decode of the whole session in one native call,
-which the loop used to wait for (see docs/store.md for the figures)."""
+far above what the loop waits now (6-8 ms at a load average of 1 on 2 cores,
+the interpreter's thread switch interval and a slice; up to 45 ms at 5) and
+below the decode of the whole session in one native call, which the loop used
+to wait for (179-245 ms at 1, up to 416 ms at 5; docs/store.md)."""
 
 from __future__ import annotations
 
