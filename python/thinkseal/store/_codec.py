@@ -175,9 +175,9 @@ class Head(NamedTuple):
     (``CHAIN_START`` when empty), how many context rows it has and the latest,
     the fingerprint version and epoch, the metadata as stored (JSON text, read
     only when asked for, so that a bad one never stands in the way of the
-    messages), and the chain
-    value stored with its last message row (``CHAIN_START`` when empty; None
-    when that row is missing or malformed), which ``chain`` must equal."""
+    messages), and the chain value stored with its last message row
+    (``CHAIN_START`` when empty; None when that row is missing or malformed),
+    which ``chain`` must equal."""
 
     length: int
     chain: bytes
