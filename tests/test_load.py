@@ -340,3 +340,31 @@ def test_only_containers_are_read_natively() -> None:
     assert _core.frozen_json(b"null", FrozenDict, FrozenList) is None
     assert frozen_loads(b"[null]") == [None]
     assert type(frozen_loads(b'{"a": [{}]}')["a"][0]) is FrozenDict
+
+
+# -- stored rows (thinkseal.store): one native read of many bodies -------------------------------------
+
+
+@settings(max_examples=100)
+@given(conversations())
+def test_stored_bodies_read_the_same_as_str_and_as_utf8_bytes(conv: Conversation) -> None:
+    bodies = [json.dumps(m.to_dict(), ensure_ascii=False, separators=(",", ":")) for m in conv]
+    as_str = _load.native_messages(bodies)
+    as_bytes = _load.native_messages([b.encode() for b in bodies])
+    if as_str is None:  # refused (e.g. a string of Unicode whitespace only): refused both ways
+        assert as_bytes is None
+        return
+    assert as_bytes is not None
+    read = [_load.message_of(v, f"$.messages[{i}]") for i, v in enumerate(as_str)]
+    assert read == [_load.message_of(v, f"$.messages[{i}]") for i, v in enumerate(as_bytes)] == list(conv)
+
+
+def test_stored_bodies_the_native_reader_leaves_to_the_caller() -> None:
+    body = '{"role":"user","content":"hi"}'
+    assert _load.native_messages([]) == []
+    assert _load.native_messages([body, body.encode()]) is None  # str and bytes mixed
+    assert _load.native_messages([body.encode(), b'{"role":"user","content":"\xff"}']) is None  # not UTF-8
+    assert _load.native_messages([body + "," + body]) is None  # two values in one body
+    values = _load.native_messages([body.encode()])
+    assert values is not None
+    assert values[0] == UserMessage("hi")

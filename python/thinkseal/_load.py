@@ -100,13 +100,24 @@ def message_of(value: Any, path: str) -> Message:
     return value if isinstance(value, Message) else message_from_dict(value, path=path)
 
 
-def native_messages(bodies: list[str]) -> list[Any] | None:
-    """The stored messages ``bodies`` (one JSON object each) read by the
-    native reader in one pass: per body a message object, or the dict the
-    native reader left to ``message_from_dict`` (``message_of`` takes both).
-    ``None`` when it refuses the text or the bodies do not make exactly one
-    value each."""
-    document = _native('{"messages":[' + ",".join(bodies) + "]}")
+def native_messages(bodies: list[str] | list[bytes]) -> list[Any] | None:
+    """The stored messages ``bodies`` (one JSON object each, all ``str`` or all
+    UTF-8 ``bytes``) read by the native reader in one pass: per body a message
+    object, or the dict the native reader left to ``message_from_dict``
+    (``message_of`` takes both). ``None`` when it refuses the text (bytes that
+    are not UTF-8 among them), the bodies mix ``str`` and ``bytes``, or they
+    do not make exactly one value each."""
+    if not bodies:
+        return []
+    text: str | bytes
+    try:
+        if isinstance(bodies[0], bytes):
+            text = b'{"messages":[' + b",".join(bodies) + b"]}"
+        else:
+            text = '{"messages":[' + ",".join(bodies) + "]}"
+    except TypeError:  # str and bytes mixed: read one by one by the caller
+        return None
+    document = _native(text)
     if not isinstance(document, dict) or len(document) != 1:
         return None
     messages = document.get("messages")

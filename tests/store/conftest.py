@@ -5,6 +5,7 @@ absent is skipped with a loud reason; under CI=true its absence fails."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import uuid
@@ -103,6 +104,29 @@ class Backend:
             client.lset(key, position, (digest or entry[:32]) + entry[32:64] + body.encode())
             client.close()
 
+    def sql(self, statement: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Run ``statement`` on the SQL database behind the stores ({s}, {m}
+        and {c} name the sessions, messages and contexts tables); the rows it
+        returned."""
+        tables = {"s": "thinkseal_sessions", "m": "thinkseal_messages", "c": "thinkseal_contexts"}
+        if self.name == "sqlite":
+            with sqlite3.connect(self.path) as conn:
+                conn.text_factory = bytes
+                return conn.execute(statement.format(**tables), params).fetchall()
+        assert self.name == "postgres"
+        qualified = {k: f'"{self.namespace}".{v}' for k, v in tables.items()}
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            cur = conn.execute(statement.format(**qualified).replace("?", "%s"), params)
+            return cur.fetchall() if cur.description else []
+
+    def redis(self) -> Any:
+        """A client of the Redis server behind the stores (close it)."""
+        return redis.Redis.from_url(self.url)
+
+    def key(self, session_id: str, kind: str) -> str:
+        """The Redis key of a session's hash (``s``), messages (``m``) or contexts (``c``)."""
+        return f"{self.namespace}:{{{session_id}}}:{kind}"
+
     def get_body(self, session_id: str, position: int) -> str:
         if self.name == "sqlite":
             with sqlite3.connect(self.path) as conn:
@@ -178,3 +202,37 @@ def backend(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Backend]:
 @pytest.fixture
 def store(backend: Backend) -> Any:
     return backend.store()
+
+
+class Blocking:
+    """An async store whose methods are run to completion, one call at a time,
+    on one event loop: the sync tests run against the async classes too."""
+
+    def __init__(self, store: Any) -> None:
+        self.inner = store
+        self._loop = asyncio.new_event_loop()
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self.inner, name)
+        if not asyncio.iscoroutinefunction(attribute):
+            return attribute
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return self._loop.run_until_complete(attribute(*args, **kwargs))
+
+        return call
+
+    def close(self) -> None:
+        self._loop.run_until_complete(self.inner.close())
+        self._loop.close()
+
+
+@pytest.fixture(params=["sync", "async"])
+def either(request: pytest.FixtureRequest, backend: Backend) -> Iterator[Any]:
+    """A store of the backend in its sync form, then in its async form (``Blocking``)."""
+    if request.param == "sync":
+        yield backend.store()
+        return
+    store = Blocking(backend.async_store())
+    yield store
+    store.close()

@@ -74,3 +74,21 @@ def plain(n: int) -> list[Message]:
 
 def opaque_turn() -> AssistantMessage:
     return AssistantMessage("done", thinking=[ThinkingBlock.Opaque("openrouter", '{"type":"reasoning.encrypted"}')])
+
+
+def agent_history(n: int) -> list[Message]:
+    """``n`` unbound messages in the shapes of an agent loop (a user request, an
+    assistant turn with signed thinking, text and a tool call, its tool
+    result), about 800 bytes each as stored: a long session cheaply."""
+    pad = "lorem ipsum dolor sit amet " * 20
+    out: list[Message] = []
+    for i in range(n):
+        if i % 3 == 0:
+            out.append(UserMessage(f"request {i}: {pad}"))
+        elif i % 3 == 1:
+            thinking = [ThinkingBlock.Text(f"think {i}: {pad}", signature=SIGNATURES[i % len(SIGNATURES)])]
+            call = ToolCall(f"call_{i}", "lookup", {"key": f"k{i}"})
+            out.append(AssistantMessage(f"answer {i}: {pad}", [call], thinking))
+        else:
+            out.append(ToolMessage(f"result {i}: {pad}", f"call_{i - 1}"))
+    return out

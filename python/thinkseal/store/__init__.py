@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import ConflictError
 from ._base import AsyncStore, Store
-from ._codec import Integrity, SessionNotFoundError
+from ._codec import Integrity, Session, SessionInfo, SessionNotFoundError, VersionMismatchError
 from ._sqlite import AsyncSQLiteStore, SQLiteStore
 
 if TYPE_CHECKING:
@@ -38,8 +38,11 @@ __all__ = [
     "PostgresStore",
     "RedisStore",
     "SQLiteStore",
+    "Session",
+    "SessionInfo",
     "SessionNotFoundError",
     "Store",
+    "VersionMismatchError",
 ]
 
 

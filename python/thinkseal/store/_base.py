@@ -1,17 +1,21 @@
 """The store interface, written once over a backend's few primitive reads and
-writes (``_head``, ``_read``, ``_insert``, ``_append_rows`` ...): every backend
-stores the same rows (``_codec``) and gets the same checks."""
+writes (``_head``, ``_read``, ``_row``, ``_insert``, ``_append_rows``,
+``_replace_rows`` ...): every backend stores the same rows (``_codec``) and gets
+the same checks."""
 
 from __future__ import annotations
 
 import abc
 import asyncio
-from collections.abc import Callable, Sequence
+import threading
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
+from .._binding import FINGERPRINT_VERSION
 from .._conversation import Conversation
-from .._errors import ValidationError
+from .._errors import ConflictError, ValidationError
 from .._messages import Message
 from ._codec import (
     CHAIN_START,
@@ -19,18 +23,25 @@ from ._codec import (
     Head,
     Integrity,
     MessageRow,
+    Session,
+    SessionInfo,
+    SessionNotFoundError,
     build,
     chain_of,
     check_length,
     check_new_messages,
     check_session_id,
+    check_writable,
     conflict,
     context_changed,
     encode_context,
     encode_messages,
+    encode_metadata,
     extend,
     import_document,
+    info_of,
     new_session_id,
+    row_slices,
 )
 
 __all__ = ["AsyncStore", "Store"]
@@ -82,51 +93,81 @@ def _fork_length(head: Head, length: int | None) -> int:
     return length
 
 
-# How many sessions' heads a store remembers (see ``_Heads``).
-_KNOWN_HEADS = 4096
+def _replaced(head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None, epoch: int) -> Head:
+    contexts = 0 if context is None else 1
+    return Head(len(rows), chain, contexts, context, FINGERPRINT_VERSION, epoch, head.metadata, chain)
+
+
+# How many sessions' heads a caller (a thread, or an asyncio task) remembers.
+_KNOWN_HEADS = 256
 
 
 T = TypeVar("T")
 
-# An async store decodes more rows than this in a worker thread, so the event
-# loop keeps serving other tasks meanwhile: the decoding holds the GIL, but in
-# slices (CPython switches threads every few milliseconds), not for the whole
-# load. Fewer rows are decoded in place, where a thread would cost more than it
-# frees.
-OFF_LOOP_ROWS = 1_000
-
-
-async def _off_loop(rows: int, function: Callable[..., T], *args: Any) -> T:
-    """``function(*args)``, in a worker thread when it decodes more than ``OFF_LOOP_ROWS`` rows."""
-    if rows <= OFF_LOOP_ROWS:
-        return function(*args)
-    return await asyncio.to_thread(function, *args)
+# An async store decodes rows in a worker thread (``asyncio.to_thread``) when
+# there are more than OFF_LOOP_ROWS of them or their JSON passes
+# OFF_LOOP_BYTES, and refreshes a conversation of more than OFF_LOOP_HELD
+# messages there (its chain is checked). The worker reads the rows in slices
+# (``_codec.SLICE_BYTES``), each one native call that gives the GIL back after
+# it, so the event loop keeps serving other tasks meanwhile. Less is decoded in
+# place, where a thread would cost more than it frees (about 1 ms at most).
+OFF_LOOP_ROWS = 200
+OFF_LOOP_BYTES = 128 * 1024
+OFF_LOOP_HELD = 20_000
 
 
 class _Heads:
-    """The last head a store read or wrote per session. ``append`` and ``save``
-    start from it when it has the length the caller gives, saving a read: the
-    write is conditional on that head, so a stale one only costs a
-    ``ConflictError`` (and is forgotten then)."""
+    """The last head the caller read or wrote per session, where the caller is
+    the current thread (sync stores) or asyncio task (async stores).
+    ``append``, ``save`` and ``replace`` start from it when it has the length
+    the caller gives: that saves a read, and it is the head the caller's
+    conversation came from, so a session replaced since (even back to the same
+    length) fails the write's condition. A stale one costs a ``ConflictError``,
+    and stays until the caller reads the session again (``refresh``, ``load``,
+    ``length``, ``info``): retried blind, the write conflicts again."""
 
     def __init__(self) -> None:
-        self._heads: dict[str, Head] = {}
+        self._local = threading.local()
+
+    def _map(self) -> dict[str, Head]:
+        heads: dict[str, Head] | None = getattr(self._local, "heads", None)
+        if heads is None:
+            heads = self._local.heads = {}
+        return heads
 
     def get(self, session_id: str, length: int) -> Head | None:
-        head = self._heads.get(session_id)
+        head = self._map().get(session_id)
         return head if head is not None and head.length == length else None
 
     def put(self, session_id: str, head: Head) -> None:
-        if len(self._heads) >= _KNOWN_HEADS:
-            self._heads.clear()
-        self._heads[session_id] = head
+        heads = self._map()
+        if len(heads) >= _KNOWN_HEADS:
+            heads.clear()
+        heads[session_id] = head
 
     def written(self, session_id: str, head: Head, rows: int, chain: bytes, context: ContextRow | None) -> None:
         contexts = head.contexts + (context is not None)
-        self.put(session_id, Head(head.length + rows, chain, contexts, context or head.context))
+        new = head._replace(length=head.length + rows, chain=chain, contexts=contexts, last_chain=chain)
+        self.put(session_id, new._replace(context=context or head.context))
 
     def forget(self, session_id: str) -> None:
-        self._heads.pop(session_id, None)
+        self._map().pop(session_id, None)
+
+
+class _TaskHeads(_Heads):
+    """``_Heads`` per asyncio task (forgotten with the task)."""
+
+    def __init__(self) -> None:
+        self._tasks: weakref.WeakKeyDictionary[asyncio.Task[Any], dict[str, Head]] = weakref.WeakKeyDictionary()
+
+    def _map(self) -> dict[str, Head]:
+        task = asyncio.current_task()
+        if task is None:
+            return {}
+        heads = self._tasks.get(task)
+        if heads is None:
+            heads = self._tasks[task] = {}
+        return heads
 
 
 class Store(abc.ABC):
@@ -134,8 +175,9 @@ class Store(abc.ABC):
 
     Sessions are append-only: ``append`` and ``save`` write only new messages
     (one row or entry each), conditionally on the length the caller loaded;
-    ``load`` verifies every row it reads; ``refresh`` reads only new rows.
-    Safe to share between threads.
+    ``replace`` rewrites a session whole, atomically and under the same
+    condition; ``load`` verifies every row it reads; ``refresh`` reads only new
+    rows. Safe to share between threads.
     """
 
     def __init__(self) -> None:
@@ -149,15 +191,25 @@ class Store(abc.ABC):
     ) -> None:
         try:
             self._append_rows(session_id, head, rows, chain, context)
+        except ConflictError:
+            raise  # the head stays: retried without a fresh read, the write conflicts again
         except BaseException:
             self._known.forget(session_id)
             raise
         self._known.written(session_id, head, len(rows), chain, context)
 
-    def _read_known(self, session_id: str, start: int) -> tuple[Head, list[MessageRow]]:
-        head, rows = self._read(session_id, start)
+    def _read_known(self, session_id: str, start: int) -> tuple[Head, Any]:
+        head, raw = self._read(session_id, start)
         self._known.put(session_id, head)
-        return head, rows
+        return head, raw
+
+    def _head_known(self, session_id: str) -> Head:
+        head = self._head(session_id)
+        self._known.put(session_id, head)
+        return head
+
+    def _build(self, session_id: str, head: Head, raw: Any) -> tuple[Conversation, Integrity]:
+        return build(session_id, head, row_slices(session_id, 0, head.length, raw, self._row))
 
     # -- backend primitives ---------------------------------------------------------
 
@@ -166,11 +218,20 @@ class Store(abc.ABC):
         """The session's row (``SessionNotFoundError`` when absent)."""
 
     @abc.abstractmethod
-    def _read(self, session_id: str, start: int) -> tuple[Head, list[MessageRow]]:
-        """The session's row and its message rows from ``start`` on, in one snapshot."""
+    def _read(self, session_id: str, start: int) -> tuple[Head, Any]:
+        """The session's row and its message rows from ``start`` to its length,
+        in one snapshot, as the backend returns them (``_row`` reads each)."""
+
+    @staticmethod
+    @abc.abstractmethod
+    def _row(session_id: str, position: int, item: Any) -> MessageRow:
+        """Message row ``position`` from an item of what ``_read`` returned,
+        checked (touches nothing of the store: run in a worker thread)."""
 
     @abc.abstractmethod
-    def _insert(self, session_id: str, rows: list[MessageRow], chain: bytes, context: ContextRow | None) -> None:
+    def _insert(
+        self, session_id: str, rows: list[MessageRow], chain: bytes, context: ContextRow | None, metadata: str
+    ) -> None:
         """Create the session with these rows (``ConflictError`` when it exists)."""
 
     @abc.abstractmethod
@@ -178,10 +239,24 @@ class Store(abc.ABC):
         self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
     ) -> None:
         """Add the rows atomically if the session still has ``head``'s length,
-        chain value and context count, else raise ``ConflictError``."""
+        chain value, context count and epoch, else raise ``ConflictError``."""
+
+    @abc.abstractmethod
+    def _replace_rows(
+        self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
+    ) -> int:
+        """Replace every message and context row atomically under the same
+        condition as ``_append_rows``; returns the session's new epoch."""
+
+    @abc.abstractmethod
+    def _set_metadata(self, session_id: str, metadata: str) -> bool:
+        """Store the metadata text; False when there is no such session."""
 
     @abc.abstractmethod
     def _sessions(self) -> list[str]: ...
+
+    @abc.abstractmethod
+    def _infos(self) -> list[SessionInfo]: ...
 
     @abc.abstractmethod
     def _delete(self, session_id: str) -> bool: ...
@@ -189,7 +264,8 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def _fork(self, source: str, length: int, session_id: str) -> None:
         """Copy the first ``length`` rows of ``source`` (and the context rows up
-        to that position) into a new session (``ConflictError`` when it exists)."""
+        to that position, the metadata and the version) into a new session
+        (``ConflictError`` when it exists)."""
 
     @abc.abstractmethod
     def close(self) -> None:
@@ -197,13 +273,21 @@ class Store(abc.ABC):
 
     # -- the interface ------------------------------------------------------------------
 
-    def create(self, conversation: Conversation | None = None, *, session_id: str | None = None) -> str:
-        """A new session holding ``conversation`` (empty by default); returns its
-        id (a random hex id unless ``session_id`` is given). ``ConflictError``
-        when ``session_id`` exists."""
+    def create(
+        self,
+        conversation: Conversation | None = None,
+        *,
+        session_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> str:
+        """A new session holding ``conversation`` (empty by default) and
+        ``metadata`` (a small JSON object; empty by default); returns its id (a
+        random hex id unless ``session_id`` is given). ``ConflictError`` when
+        ``session_id`` exists."""
         session_id = new_session_id(session_id)
+        text = encode_metadata(metadata)
         rows, chain, context = _initial(conversation)
-        self._insert(session_id, rows, chain, context)
+        self._insert(session_id, rows, chain, context, text)
         return session_id
 
     def load(self, session_id: str) -> Conversation:
@@ -212,30 +296,49 @@ class Store(abc.ABC):
         a row that does not check is loaded as stored and logged (positions only),
         and the replay rules unseal its turn and every later sealed turn."""
         session_id = check_session_id(session_id)
-        head, rows = self._read_known(session_id, 0)
-        return build(session_id, head, rows)[0]
+        head, raw = self._read_known(session_id, 0)
+        return self._build(session_id, head, raw)[0]
+
+    def load_session(self, session_id: str) -> Session:
+        """``load`` and ``info`` from one read: ``Session(conversation, info)``."""
+        session_id = check_session_id(session_id)
+        head, raw = self._read_known(session_id, 0)
+        return Session(self._build(session_id, head, raw)[0], info_of(session_id, head))
+
+    def info(self, session_id: str) -> SessionInfo:
+        """The session's row: length, metadata, fingerprint version (one small read)."""
+        session_id = check_session_id(session_id)
+        return info_of(session_id, self._head_known(session_id))
+
+    def set_metadata(self, session_id: str, metadata: Mapping[str, Any]) -> None:
+        """Replace the session's metadata (a small JSON object). Independent of
+        the messages: it never makes an append conflict."""
+        session_id = check_session_id(session_id)
+        if not self._set_metadata(session_id, encode_metadata(metadata)):
+            raise SessionNotFoundError(session_id)
 
     def verify(self, session_id: str) -> Integrity:
         """Which stored rows do not match their digests or chain values."""
         session_id = check_session_id(session_id)
-        head, rows = self._read_known(session_id, 0)
-        _, bad, bad_context = build(session_id, head, rows)
-        return Integrity(session_id, head.length, bad, bad_context)
+        head, raw = self._read_known(session_id, 0)
+        return self._build(session_id, head, raw)[1]
 
     def length(self, session_id: str) -> int:
         """The number of stored messages (one small read)."""
-        return self._head(check_session_id(session_id)).length
+        return self._head_known(check_session_id(session_id)).length
 
     def append(self, session_id: str, messages: Sequence[Message] | Message, *, expected_length: int) -> int:
         """Store ``messages`` after the first ``expected_length`` messages and
         return the new length. ``ConflictError`` (nothing written) when the
-        session no longer has ``expected_length`` messages."""
+        session no longer has ``expected_length`` messages, or was replaced
+        since this thread read it."""
         session_id = check_session_id(session_id)
         expected = check_length(expected_length, "expected_length")
         new = check_new_messages(messages)
         head = self._head_for(session_id, expected)
         if head.length != expected:
             raise conflict(session_id, expected, head.length)
+        check_writable(session_id, head)
         rows, chain = encode_messages(new, expected, head.chain)
         self._write(session_id, head, rows, chain, None)
         return expected + len(new)
@@ -251,10 +354,47 @@ class Store(abc.ABC):
         head = self._head_for(session_id, expected)
         if head.length != expected:
             raise conflict(session_id, expected, head.length)
+        check_writable(session_id, head)
         rows, chain, context = _tail(session_id, head, conversation, expected)
         if rows or context is not None:
             self._write(session_id, head, rows, chain, context)
         return len(conversation)
+
+    def replace(self, session_id: str, conversation: Conversation, *, expected_length: int) -> int:
+        """Replace the whole session with ``conversation`` (messages, tools,
+        response format; the metadata stays), atomically, if it still has
+        ``expected_length`` messages and was not replaced since this thread read
+        it (``ConflictError`` otherwise, nothing written). Written under the
+        current fingerprint version. Returns the new length."""
+        session_id = check_session_id(session_id)
+        expected = check_length(expected_length, "expected_length")
+        conversation = _check_conversation(conversation)
+        head = self._head_for(session_id, expected)
+        if head.length != expected:
+            raise conflict(session_id, expected, head.length)
+        rows, chain, context = _initial(conversation)
+        try:
+            epoch = self._replace_rows(session_id, head, rows, chain, context)
+        except ConflictError:
+            raise
+        except BaseException:
+            self._known.forget(session_id)
+            raise
+        self._known.put(session_id, _replaced(head, rows, chain, context, epoch))
+        return len(rows)
+
+    def migrate(self, session_id: str) -> int:
+        """Re-encode a session stored under another fingerprint version under
+        the current one (``replace`` with its loaded conversation); returns its
+        length. A session of the current version is left as it is. Bindings are
+        kept as stored: its sealed turns still read ``version-mismatch`` until
+        ``Conversation.rebind`` by a caller who vouches for them."""
+        session_id = check_session_id(session_id)
+        head, raw = self._read_known(session_id, 0)
+        if head.version == FINGERPRINT_VERSION:
+            return head.length
+        conversation = self._build(session_id, head, raw)[0]
+        return self.replace(session_id, conversation, expected_length=head.length)
 
     def refresh(self, session_id: str, conversation: Conversation) -> Conversation:
         """``conversation`` (held from an earlier ``load``) brought up to date:
@@ -264,13 +404,18 @@ class Store(abc.ABC):
         session is loaded whole."""
         session_id = check_session_id(session_id)
         conversation = _check_conversation(conversation)
-        head, rows = self._read_known(session_id, max(len(conversation) - 1, 0))
-        updated = extend(session_id, conversation, head, rows)
+        start = max(len(conversation) - 1, 0)
+        head, raw = self._read_known(session_id, start)
+        updated = extend(session_id, conversation, head, row_slices(session_id, start, head.length, raw, self._row))
         return updated if updated is not None else self.load(session_id)
 
     def list_sessions(self) -> list[str]:
         """Every stored session id, oldest first."""
         return self._sessions()
+
+    def sessions(self) -> list[SessionInfo]:
+        """Every stored session's ``SessionInfo``, oldest first."""
+        return self._infos()
 
     def delete(self, session_id: str) -> bool:
         """Remove the session and its rows; False when there was none."""
@@ -279,16 +424,19 @@ class Store(abc.ABC):
 
     def fork(self, source: str, /, *, length: int | None = None, session_id: str | None = None) -> str:
         """A new session holding the first ``length`` messages of ``source`` (all
-        by default) and the context in force there; returns its id. Copied in the
-        database, bindings and all, so its sealed turns hold as they did."""
+        by default), the context in force there and its metadata; returns its
+        id. Copied in the database, bindings and all, so its sealed turns hold
+        as they did."""
         source = check_session_id(source)
         new_id = new_session_id(session_id)
         self._fork(source, _fork_length(self._head(source), length), new_id)
         return new_id
 
-    def import_json(self, text: str | bytes, *, session_id: str | None = None) -> str:
+    def import_json(
+        self, text: str | bytes, *, session_id: str | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> str:
         """A new session from a ``Conversation.to_json`` document (one bulk write)."""
-        return self.create(import_document(text), session_id=session_id)
+        return self.create(import_document(text), session_id=session_id, metadata=metadata)
 
     def export_json(self, session_id: str) -> str:
         """The session as a ``Conversation.to_json`` document."""
@@ -307,7 +455,7 @@ class AsyncStore(abc.ABC):
     """The asyncio form of ``Store``: the same methods, awaited."""
 
     def __init__(self) -> None:
-        self._known = _Heads()
+        self._known: _Heads = _TaskHeads()
 
     async def _head_for(self, session_id: str, expected: int) -> Head:
         return self._known.get(session_id, expected) or await self._head(session_id)
@@ -317,25 +465,56 @@ class AsyncStore(abc.ABC):
     ) -> None:
         try:
             await self._append_rows(session_id, head, rows, chain, context)
+        except ConflictError:
+            raise
         except BaseException:
             self._known.forget(session_id)
             raise
         self._known.written(session_id, head, len(rows), chain, context)
 
-    async def _read_known(self, session_id: str, start: int) -> tuple[Head, list[MessageRow]]:
-        head, rows = await self._read(session_id, start)
+    async def _read_known(self, session_id: str, start: int) -> tuple[Head, Any]:
+        head, raw = await self._read(session_id, start)
         self._known.put(session_id, head)
-        return head, rows
+        return head, raw
+
+    async def _head_known(self, session_id: str) -> Head:
+        head = await self._head(session_id)
+        self._known.put(session_id, head)
+        return head
+
+    def _build(self, session_id: str, head: Head, raw: Any) -> tuple[Conversation, Integrity]:
+        return build(session_id, head, row_slices(session_id, 0, head.length, raw, self._row))
+
+    def _extend(self, session_id: str, held: Conversation, head: Head, start: int, raw: Any) -> Conversation | None:
+        return extend(session_id, held, head, row_slices(session_id, start, head.length, raw, self._row))
+
+    async def _off_loop(self, raw: Sequence[Any], function: Callable[..., T], *args: Any, held: int = 0) -> T:
+        """``function(*args)`` decoding ``raw``: in a worker thread unless it is
+        small (``OFF_LOOP_ROWS``, ``OFF_LOOP_BYTES``, ``OFF_LOOP_HELD``)."""
+        if len(raw) <= OFF_LOOP_ROWS and held <= OFF_LOOP_HELD and self._raw_bytes(raw) <= OFF_LOOP_BYTES:
+            return function(*args)
+        return await asyncio.to_thread(function, *args)
+
+    # -- backend primitives (as for Store, awaited) ------------------------------------
 
     @abc.abstractmethod
     async def _head(self, session_id: str) -> Head: ...
 
     @abc.abstractmethod
-    async def _read(self, session_id: str, start: int) -> tuple[Head, list[MessageRow]]: ...
+    async def _read(self, session_id: str, start: int) -> tuple[Head, Any]: ...
+
+    @staticmethod
+    @abc.abstractmethod
+    def _row(session_id: str, position: int, item: Any) -> MessageRow: ...
+
+    @staticmethod
+    @abc.abstractmethod
+    def _raw_bytes(raw: Any) -> int:
+        """Bytes of JSON in what ``_read`` returned (asked only of a few rows)."""
 
     @abc.abstractmethod
     async def _insert(
-        self, session_id: str, rows: list[MessageRow], chain: bytes, context: ContextRow | None
+        self, session_id: str, rows: list[MessageRow], chain: bytes, context: ContextRow | None, metadata: str
     ) -> None: ...
 
     @abc.abstractmethod
@@ -344,7 +523,18 @@ class AsyncStore(abc.ABC):
     ) -> None: ...
 
     @abc.abstractmethod
+    async def _replace_rows(
+        self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
+    ) -> int: ...
+
+    @abc.abstractmethod
+    async def _set_metadata(self, session_id: str, metadata: str) -> bool: ...
+
+    @abc.abstractmethod
     async def _sessions(self) -> list[str]: ...
+
+    @abc.abstractmethod
+    async def _infos(self) -> list[SessionInfo]: ...
 
     @abc.abstractmethod
     async def _delete(self, session_id: str) -> bool: ...
@@ -356,25 +546,46 @@ class AsyncStore(abc.ABC):
     async def close(self) -> None:
         """Release the connections this store opened (not ones it was given)."""
 
-    async def create(self, conversation: Conversation | None = None, *, session_id: str | None = None) -> str:
+    async def create(
+        self,
+        conversation: Conversation | None = None,
+        *,
+        session_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> str:
         session_id = new_session_id(session_id)
+        text = encode_metadata(metadata)
         rows, chain, context = _initial(conversation)
-        await self._insert(session_id, rows, chain, context)
+        await self._insert(session_id, rows, chain, context, text)
         return session_id
 
     async def load(self, session_id: str) -> Conversation:
         session_id = check_session_id(session_id)
-        head, rows = await self._read_known(session_id, 0)
-        return (await _off_loop(len(rows), build, session_id, head, rows))[0]
+        head, raw = await self._read_known(session_id, 0)
+        return (await self._off_loop(raw, self._build, session_id, head, raw))[0]
+
+    async def load_session(self, session_id: str) -> Session:
+        session_id = check_session_id(session_id)
+        head, raw = await self._read_known(session_id, 0)
+        conversation = (await self._off_loop(raw, self._build, session_id, head, raw))[0]
+        return Session(conversation, info_of(session_id, head))
+
+    async def info(self, session_id: str) -> SessionInfo:
+        session_id = check_session_id(session_id)
+        return info_of(session_id, await self._head_known(session_id))
+
+    async def set_metadata(self, session_id: str, metadata: Mapping[str, Any]) -> None:
+        session_id = check_session_id(session_id)
+        if not await self._set_metadata(session_id, encode_metadata(metadata)):
+            raise SessionNotFoundError(session_id)
 
     async def verify(self, session_id: str) -> Integrity:
         session_id = check_session_id(session_id)
-        head, rows = await self._read_known(session_id, 0)
-        _, bad, bad_context = await _off_loop(len(rows), build, session_id, head, rows)
-        return Integrity(session_id, head.length, bad, bad_context)
+        head, raw = await self._read_known(session_id, 0)
+        return (await self._off_loop(raw, self._build, session_id, head, raw))[1]
 
     async def length(self, session_id: str) -> int:
-        return (await self._head(check_session_id(session_id))).length
+        return (await self._head_known(check_session_id(session_id))).length
 
     async def append(self, session_id: str, messages: Sequence[Message] | Message, *, expected_length: int) -> int:
         session_id = check_session_id(session_id)
@@ -383,6 +594,7 @@ class AsyncStore(abc.ABC):
         head = await self._head_for(session_id, expected)
         if head.length != expected:
             raise conflict(session_id, expected, head.length)
+        check_writable(session_id, head)
         rows, chain = encode_messages(new, expected, head.chain)
         await self._write(session_id, head, rows, chain, None)
         return expected + len(new)
@@ -394,20 +606,53 @@ class AsyncStore(abc.ABC):
         head = await self._head_for(session_id, expected)
         if head.length != expected:
             raise conflict(session_id, expected, head.length)
+        check_writable(session_id, head)
         rows, chain, context = _tail(session_id, head, conversation, expected)
         if rows or context is not None:
             await self._write(session_id, head, rows, chain, context)
         return len(conversation)
 
+    async def replace(self, session_id: str, conversation: Conversation, *, expected_length: int) -> int:
+        session_id = check_session_id(session_id)
+        expected = check_length(expected_length, "expected_length")
+        conversation = _check_conversation(conversation)
+        head = await self._head_for(session_id, expected)
+        if head.length != expected:
+            raise conflict(session_id, expected, head.length)
+        rows, chain, context = _initial(conversation)
+        try:
+            epoch = await self._replace_rows(session_id, head, rows, chain, context)
+        except ConflictError:
+            raise
+        except BaseException:
+            self._known.forget(session_id)
+            raise
+        self._known.put(session_id, _replaced(head, rows, chain, context, epoch))
+        return len(rows)
+
+    async def migrate(self, session_id: str) -> int:
+        session_id = check_session_id(session_id)
+        head, raw = await self._read_known(session_id, 0)
+        if head.version == FINGERPRINT_VERSION:
+            return head.length
+        conversation = (await self._off_loop(raw, self._build, session_id, head, raw))[0]
+        return await self.replace(session_id, conversation, expected_length=head.length)
+
     async def refresh(self, session_id: str, conversation: Conversation) -> Conversation:
         session_id = check_session_id(session_id)
         conversation = _check_conversation(conversation)
-        head, rows = await self._read_known(session_id, max(len(conversation) - 1, 0))
-        updated = await _off_loop(len(rows), extend, session_id, conversation, head, rows)
+        start = max(len(conversation) - 1, 0)
+        head, raw = await self._read_known(session_id, start)
+        updated = await self._off_loop(
+            raw, self._extend, session_id, conversation, head, start, raw, held=len(conversation)
+        )
         return updated if updated is not None else await self.load(session_id)
 
     async def list_sessions(self) -> list[str]:
         return await self._sessions()
+
+    async def sessions(self) -> list[SessionInfo]:
+        return await self._infos()
 
     async def delete(self, session_id: str) -> bool:
         self._known.forget(session_id)
@@ -419,8 +664,10 @@ class AsyncStore(abc.ABC):
         await self._fork(source, _fork_length(await self._head(source), length), new_id)
         return new_id
 
-    async def import_json(self, text: str | bytes, *, session_id: str | None = None) -> str:
-        return await self.create(import_document(text), session_id=session_id)
+    async def import_json(
+        self, text: str | bytes, *, session_id: str | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> str:
+        return await self.create(import_document(text), session_id=session_id, metadata=metadata)
 
     async def export_json(self, session_id: str) -> str:
         return (await self.load(session_id)).to_json()

@@ -1,17 +1,21 @@
 """PostgreSQL through psycopg 3 (the ``store-postgres`` extra), sync and asyncio.
 
 An append is one transaction: a conditional ``UPDATE`` of the session row
-(``WHERE length = expected AND chain = ... AND contexts = ...``), which takes
-the row's lock, so a concurrent append waits for it and then finds the
-condition false (``ConflictError``), then one ``INSERT`` per new message. The
-primary key (session, position) refuses a duplicate position even to a writer
-that skipped the condition. Reads need no snapshot: a session's rows never
-change, so reading its row first and then its rows below that length is
-consistent.
+(``WHERE length = expected AND chain = ... AND contexts = ... AND epoch = ...``),
+which takes the row's lock, so a concurrent append waits for it and then finds
+the condition false (``ConflictError``), then one ``INSERT`` per new message
+(``COPY`` for many). The primary key (session, position) refuses a duplicate
+position even to a writer that skipped the condition. A ``replace`` is the same
+conditional ``UPDATE`` (a new epoch), then the old rows deleted and the new ones
+written, in one transaction. A read of a session's row and its messages runs in
+one ``REPEATABLE READ`` read-only transaction, so it sees one snapshot even
+while a ``replace`` commits. Text columns come back as ``bytes`` from a
+``SQL_ASCII`` database; ``_codec`` checks them as UTF-8.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -20,15 +24,49 @@ from typing import Any
 
 import psycopg
 
+from .._binding import FINGERPRINT_VERSION
 from .._errors import ValidationError
 from ._base import AsyncStore, Store
-from ._codec import CHAIN_START, ContextRow, Head, MessageRow, SessionNotFoundError, advance_params, conflict, lost_race
+from ._codec import (
+    CHAIN_START,
+    ContextRow,
+    Head,
+    MessageRow,
+    SessionInfo,
+    SessionNotFoundError,
+    advance_params,
+    bad_row,
+    conflict,
+    digest_of,
+    head_of,
+    listed_id,
+    listed_info,
+    lost_race,
+    missing_row,
+    replace_params,
+    sql_row,
+)
 
 __all__ = ["AsyncPostgresStore", "PostgresStore"]
 
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 # Rows written with COPY rather than one INSERT each (a bulk import).
 _COPY_FROM = 16
+# Rows converted by psycopg per batch in the asyncio store, which yields to the
+# event loop between batches (a batch of 1.6 KB messages takes about 1 ms).
+_FETCH_BATCH = 1000
+_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+_FORK_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"
+_ADVISORY_LOCK = "SELECT pg_advisory_xact_lock(7218190011)"
+
+# Columns added to thinkseal_sessions since the first release: tables created
+# before them get them on open, with the values their sessions had
+# (fingerprint version 1, the only one there was; no rewrite yet; no metadata).
+ADDED_COLUMNS = (
+    ("version", "integer NOT NULL DEFAULT 1"),
+    ("epoch", "bigint NOT NULL DEFAULT 0"),
+    ("metadata", "text NOT NULL DEFAULT '{}'"),
+)
 
 
 class _SQL:
@@ -39,6 +77,7 @@ class _SQL:
             raise ValidationError("schema: expected a lower-case SQL identifier", path="schema")
         q = f'"{schema}".' if schema else ""
         s, m, c = f"{q}thinkseal_sessions", f"{q}thinkseal_messages", f"{q}thinkseal_contexts"
+        self.sessions_table = s
         self.create = (
             (f'CREATE SCHEMA IF NOT EXISTS "{schema}";' if schema else "")
             + f"""
@@ -47,7 +86,10 @@ CREATE TABLE IF NOT EXISTS {s} (
     seq bigint GENERATED ALWAYS AS IDENTITY,
     length integer NOT NULL,
     chain bytea NOT NULL,
-    contexts integer NOT NULL
+    contexts integer NOT NULL,
+    version integer NOT NULL DEFAULT 1,
+    epoch bigint NOT NULL DEFAULT 0,
+    metadata text NOT NULL DEFAULT '{{}}'
 );
 CREATE TABLE IF NOT EXISTS {m} (
     session_id text NOT NULL REFERENCES {s} ON DELETE CASCADE,
@@ -66,14 +108,31 @@ CREATE TABLE IF NOT EXISTS {c} (
     PRIMARY KEY (session_id, version)
 );"""
         )
-        self.head = f"SELECT length, chain, contexts FROM {s} WHERE session_id = %s"
-        self.context = f"SELECT version, position, body, digest FROM {c} WHERE session_id = %s AND version = %s"
+        self.columns = (
+            "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attnum > 0 AND NOT attisdropped"
+        )
+        self.add_column = f"ALTER TABLE {s} ADD COLUMN IF NOT EXISTS {{}} {{}}"
+        # The session row, the chain value of its last message row and its
+        # latest context row, in one statement (one snapshot).
+        self.head = (
+            "SELECT s.length, s.chain, s.contexts, s.version, s.epoch, s.metadata, "
+            f"(SELECT m.chain FROM {m} m WHERE m.session_id = s.session_id AND m.position = s.length - 1), "
+            f"c.version, c.position, c.body, c.digest FROM {s} s LEFT JOIN {c} c "
+            "ON c.session_id = s.session_id AND c.version = s.contexts - 1 WHERE s.session_id = %s"
+        )
         self.rows = (
             f"SELECT position, body, digest, chain FROM {m} "
             "WHERE session_id = %s AND position >= %s AND position < %s ORDER BY position"
         )
-        self.insert_session = f"INSERT INTO {s} (session_id, length, chain, contexts) VALUES (%s, %s, %s, %s) "
-        self.insert_new_session = self.insert_session + "ON CONFLICT (session_id) DO NOTHING"
+        self.insert_new_session = (
+            f"INSERT INTO {s} (session_id, length, chain, contexts, version, epoch, metadata) "
+            "VALUES (%s, %s, %s, %s, %s, 0, %s) ON CONFLICT (session_id) DO NOTHING"
+        )
+        self.insert_fork = (
+            f"INSERT INTO {s} (session_id, length, chain, contexts, version, epoch, metadata) "
+            f"SELECT %s, %s, %s, %s, version, 0, metadata FROM {s} WHERE session_id = %s "
+            "ON CONFLICT (session_id) DO NOTHING"
+        )
         self.insert_message = f"INSERT INTO {m} (session_id, position, body, digest, chain) VALUES (%s, %s, %s, %s, %s)"
         self.copy_messages = f"COPY {m} (session_id, position, body, digest, chain) FROM STDIN"
         self.insert_context = (
@@ -81,11 +140,23 @@ CREATE TABLE IF NOT EXISTS {c} (
         )
         self.advance = (
             f"UPDATE {s} SET length = %s, chain = %s, contexts = %s "
-            "WHERE session_id = %s AND length = %s AND chain = %s AND contexts = %s"
+            "WHERE session_id = %s AND length = %s AND chain = %s AND contexts = %s AND epoch = %s"
         )
+        self.replace = (
+            f"UPDATE {s} SET length = %s, chain = %s, contexts = %s, version = %s, epoch = %s "
+            "WHERE session_id = %s AND length = %s AND chain = %s AND contexts = %s AND epoch = %s"
+        )
+        self.delete_rows = f"DELETE FROM {m} WHERE session_id = %s"
+        self.delete_contexts = f"DELETE FROM {c} WHERE session_id = %s"
+        self.set_metadata = f"UPDATE {s} SET metadata = %s WHERE session_id = %s"
         self.sessions = f"SELECT session_id FROM {s} ORDER BY seq"
+        self.infos = f"SELECT session_id, length, version, metadata FROM {s} ORDER BY seq"
         self.delete = f"DELETE FROM {s} WHERE session_id = %s"
         self.chain_at = f"SELECT chain FROM {m} WHERE session_id = %s AND position = %s"
+        self.count_rows = f"SELECT count(*) FROM {m} WHERE session_id = %s AND position >= 0 AND position < %s"
+        self.positions = (
+            f"SELECT position FROM {m} WHERE session_id = %s AND position >= 0 AND position < %s ORDER BY position"
+        )
         self.count_contexts = f"SELECT count(*) FROM {c} WHERE session_id = %s AND position <= %s"
         self.copy_rows = (
             f"INSERT INTO {m} (session_id, position, body, digest, chain) "
@@ -97,22 +168,43 @@ CREATE TABLE IF NOT EXISTS {c} (
         )
 
 
-def _head(sql: _SQL, session_id: str, row: tuple[Any, ...] | None, context: tuple[Any, ...] | None) -> Head:
+def _head_of(session_id: str, row: Sequence[Any] | None) -> Head | None:
     if row is None:
+        return None
+    context = None if row[7] is None else row[7:11]
+    return head_of(
+        session_id,
+        length=row[0],
+        chain=row[1],
+        contexts=row[2],
+        version=row[3],
+        epoch=row[4],
+        metadata=row[5],
+        last_chain=row[6],
+        context=context,
+    )
+
+
+def _found(session_id: str, head: Head | None) -> Head:
+    if head is None:
         raise SessionNotFoundError(session_id)
-    return Head(row[0], bytes(row[1]), row[2], _context(context))
+    return head
 
 
-def _context(row: tuple[Any, ...] | None) -> ContextRow | None:
-    return None if row is None else ContextRow(row[0], row[1], row[2], bytes(row[3]))
-
-
-def _message_rows(rows: Sequence[tuple[Any, ...]]) -> list[MessageRow]:
-    return [MessageRow(r[0], r[1], bytes(r[2]), bytes(r[3])) for r in rows]
+def _raw_bytes(raw: Sequence[Sequence[Any]]) -> int:
+    return sum(len(r[1]) for r in raw if isinstance(r[1], (str, bytes)))
 
 
 def _params(session_id: str, rows: list[MessageRow]) -> list[tuple[Any, ...]]:
     return [(session_id, *r) for r in rows]
+
+
+def _first_missing(positions: Sequence[Sequence[Any]], length: int) -> int:
+    return next((i for i, (p,) in enumerate(positions) if p != i), min(len(positions), length))
+
+
+def _names(rows: Sequence[Sequence[Any]]) -> set[str]:
+    return {r[0].decode() if isinstance(r[0], bytes) else r[0] for r in rows}
 
 
 class PostgresStore(Store):
@@ -120,7 +212,8 @@ class PostgresStore(Store):
     string or URL; the store opens connections as threads need them (one per
     concurrent call, reused) and closes them in ``close()``. Tables live in
     ``schema`` (created if missing) or the connection's search path; they are
-    created on first use (docs/store.md)."""
+    created on first use, and tables made by an earlier release are brought up
+    to date (docs/store.md)."""
 
     def __init__(self, conninfo: str, *, schema: str | None = None, **connect_kwargs: Any) -> None:
         super().__init__()
@@ -130,10 +223,19 @@ class PostgresStore(Store):
         self._free: list[psycopg.Connection[tuple[Any, ...]]] = []
         self._all: list[psycopg.Connection[tuple[Any, ...]]] = []
         self._lock = threading.Lock()
+        sql = self._sql
         with self._connection() as conn, conn.transaction():
             # Serialised: CREATE TABLE IF NOT EXISTS races with itself.
-            conn.execute("SELECT pg_advisory_xact_lock(7218190011)")
-            conn.execute(self._sql.create)
+            conn.execute(_ADVISORY_LOCK)
+            conn.execute(sql.create)
+            have = _names(conn.execute(sql.columns, (sql.sessions_table,)).fetchall())
+            for name, definition in ADDED_COLUMNS:
+                if name not in have:
+                    conn.execute(sql.add_column.format(name, definition))
+
+    @staticmethod
+    def _row(session_id: str, position: int, item: Any) -> MessageRow:
+        return sql_row(session_id, position, item)
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
@@ -152,24 +254,26 @@ class PostgresStore(Store):
                 else:
                     self._free.append(conn)
 
-    def _head_in(self, conn: psycopg.Connection[tuple[Any, ...]], session_id: str) -> Head:
-        row = conn.execute(self._sql.head, (session_id,)).fetchone()
-        context = None
-        if row is not None and row[2]:
-            context = conn.execute(self._sql.context, (session_id, row[2] - 1)).fetchone()
-        return _head(self._sql, session_id, row, context)
+    def _head_in(self, conn: psycopg.Connection[tuple[Any, ...]], session_id: str) -> Head | None:
+        return _head_of(session_id, conn.execute(self._sql.head, (session_id,)).fetchone())
 
     def _head(self, session_id: str) -> Head:
         with self._connection() as conn:
-            return self._head_in(conn, session_id)
+            return _found(session_id, self._head_in(conn, session_id))
 
-    def _read(self, session_id: str, start: int) -> tuple[Head, list[MessageRow]]:
-        with self._connection() as conn:
-            head = self._head_in(conn, session_id)
-            rows = conn.execute(self._sql.rows, (session_id, start, head.length)).fetchall()
-            return head, _message_rows(rows)
+    def _read(self, session_id: str, start: int) -> tuple[Head, list[tuple[Any, ...]]]:
+        with self._connection() as conn, conn.transaction():
+            conn.execute(_SNAPSHOT)
+            head = _found(session_id, self._head_in(conn, session_id))
+            return head, conn.execute(self._sql.rows, (session_id, start, head.length), binary=True).fetchall()
 
-    def _write_rows(self, conn: psycopg.Connection[tuple[Any, ...]], session_id: str, rows: list[MessageRow]) -> None:
+    def _write_rows(
+        self,
+        conn: psycopg.Connection[tuple[Any, ...]],
+        session_id: str,
+        rows: list[MessageRow],
+        context: ContextRow | None,
+    ) -> None:
         with conn.cursor() as cur:
             if len(rows) >= _COPY_FROM:
                 with cur.copy(self._sql.copy_messages) as copy:
@@ -177,15 +281,17 @@ class PostgresStore(Store):
                         copy.write_row((session_id, *row))
             elif rows:
                 cur.executemany(self._sql.insert_message, _params(session_id, rows))
+        if context is not None:
+            conn.execute(self._sql.insert_context, (session_id, *context))
 
-    def _insert(self, session_id: str, rows: list[MessageRow], chain: bytes, context: ContextRow | None) -> None:
+    def _insert(
+        self, session_id: str, rows: list[MessageRow], chain: bytes, context: ContextRow | None, metadata: str
+    ) -> None:
         with self._connection() as conn, conn.transaction():
-            params = (session_id, len(rows), chain, 0 if context is None else 1)
+            params = (session_id, len(rows), chain, 0 if context is None else 1, FINGERPRINT_VERSION, metadata)
             if conn.execute(self._sql.insert_new_session, params).rowcount != 1:
                 raise conflict(session_id, None, None)
-            self._write_rows(conn, session_id, rows)
-            if context is not None:
-                conn.execute(self._sql.insert_context, (session_id, *context))
+            self._write_rows(conn, session_id, rows, context)
 
     def _append_rows(
         self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
@@ -193,15 +299,32 @@ class PostgresStore(Store):
         params = advance_params(session_id, head, rows, chain, context)
         with self._connection() as conn, conn.transaction():
             if conn.execute(self._sql.advance, params).rowcount != 1:
-                now = conn.execute(self._sql.head, (session_id,)).fetchone()
-                raise lost_race(session_id, head, None if now is None else now[0])
-            self._write_rows(conn, session_id, rows)
-            if context is not None:
-                conn.execute(self._sql.insert_context, (session_id, *context))
+                raise lost_race(session_id, head, self._head_in(conn, session_id))
+            self._write_rows(conn, session_id, rows, context)
+
+    def _replace_rows(
+        self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
+    ) -> int:
+        params = replace_params(session_id, head, rows, chain, context)
+        with self._connection() as conn, conn.transaction():
+            if conn.execute(self._sql.replace, params).rowcount != 1:
+                raise lost_race(session_id, head, self._head_in(conn, session_id))
+            conn.execute(self._sql.delete_rows, (session_id,))
+            conn.execute(self._sql.delete_contexts, (session_id,))
+            self._write_rows(conn, session_id, rows, context)
+            return head.epoch + 1
+
+    def _set_metadata(self, session_id: str, metadata: str) -> bool:
+        with self._connection() as conn:
+            return conn.execute(self._sql.set_metadata, (metadata, session_id)).rowcount == 1
 
     def _sessions(self) -> list[str]:
         with self._connection() as conn:
-            return [r[0] for r in conn.execute(self._sql.sessions)]
+            return [listed_id(r[0], i) for i, r in enumerate(conn.execute(self._sql.sessions))]
+
+    def _infos(self) -> list[SessionInfo]:
+        with self._connection() as conn:
+            return [listed_info(r[0], i, *r[1:]) for i, r in enumerate(conn.execute(self._sql.infos))]
 
     def _delete(self, session_id: str) -> bool:
         with self._connection() as conn:
@@ -209,18 +332,28 @@ class PostgresStore(Store):
 
     def _fork(self, source: str, length: int, session_id: str) -> None:
         sql = self._sql
-        with self._connection() as conn, conn.transaction():
-            self._head_in(conn, source)
-            chain = CHAIN_START
-            if length:
-                found = conn.execute(sql.chain_at, (source, length - 1)).fetchone()
-                chain = bytes(found[0]) if found else CHAIN_START
-            contexts = conn.execute(sql.count_contexts, (source, length)).fetchone()
-            params = (session_id, length, chain, contexts[0] if contexts else 0)
-            if conn.execute(sql.insert_new_session, params).rowcount != 1:
-                raise conflict(session_id, None, None)
-            conn.execute(sql.copy_rows, (session_id, source, length))
-            conn.execute(sql.copy_contexts, (session_id, source, length))
+        try:
+            with self._connection() as conn, conn.transaction():
+                conn.execute(_FORK_SNAPSHOT)  # the source's rows as of one snapshot, even if it is replaced
+                head = _found(source, self._head_in(conn, source))
+                length = min(length, head.length)
+                if conn.execute(sql.count_rows, (source, length)).fetchone() != (length,):
+                    positions = conn.execute(sql.positions, (source, length)).fetchall()
+                    raise missing_row(source, _first_missing(positions, length))
+                chain: bytes | None = CHAIN_START
+                if length:
+                    found = conn.execute(sql.chain_at, (source, length - 1)).fetchone()
+                    chain = digest_of(found[0] if found else None)
+                    if chain is None:
+                        raise bad_row(source, length - 1, "the stored chain value is not 32 bytes")
+                contexts = conn.execute(sql.count_contexts, (source, length)).fetchone()
+                params = (session_id, length, chain, contexts[0] if contexts else 0, source)
+                if conn.execute(sql.insert_fork, params).rowcount != 1:
+                    raise conflict(session_id, None, None)
+                conn.execute(sql.copy_rows, (session_id, source, length))
+                conn.execute(sql.copy_contexts, (session_id, source, length))
+        except psycopg.errors.SerializationFailure:  # another fork created ``session_id`` meanwhile
+            raise conflict(session_id, None, None) from None
 
     def close(self) -> None:
         with self._lock:
@@ -233,7 +366,8 @@ class AsyncPostgresStore(AsyncStore):
     """``PostgresStore`` on ``psycopg.AsyncConnection``: one connection per
     concurrent call (a transaction never shares its connection with another
     task), opened as needed and reused. Create it with ``await
-    AsyncPostgresStore.open(conninfo, schema=...)``."""
+    AsyncPostgresStore.open(conninfo, schema=...)``. Rows read are converted in
+    batches, the event loop served between them."""
 
     def __init__(self, conninfo: str, *, schema: str | None = None, **connect_kwargs: Any) -> None:
         super().__init__()
@@ -243,6 +377,14 @@ class AsyncPostgresStore(AsyncStore):
         self._free: list[psycopg.AsyncConnection[tuple[Any, ...]]] = []
         self._all: list[psycopg.AsyncConnection[tuple[Any, ...]]] = []
         self._ready = False
+
+    @staticmethod
+    def _row(session_id: str, position: int, item: Any) -> MessageRow:
+        return sql_row(session_id, position, item)
+
+    @staticmethod
+    def _raw_bytes(raw: Any) -> int:
+        return _raw_bytes(raw)
 
     @classmethod
     async def open(cls, conninfo: str, *, schema: str | None = None, **connect_kwargs: Any) -> AsyncPostgresStore:
@@ -260,9 +402,14 @@ class AsyncPostgresStore(AsyncStore):
             self._all.append(conn)
         try:
             if not self._ready:
+                sql = self._sql
                 async with conn.transaction():
-                    await conn.execute("SELECT pg_advisory_xact_lock(7218190011)")
-                    await conn.execute(self._sql.create)
+                    await conn.execute(_ADVISORY_LOCK)
+                    await conn.execute(sql.create)
+                    have = _names(await (await conn.execute(sql.columns, (sql.sessions_table,))).fetchall())
+                    for name, definition in ADDED_COLUMNS:
+                        if name not in have:
+                            await conn.execute(sql.add_column.format(name, definition))
                 self._ready = True
             yield conn
         finally:
@@ -271,26 +418,31 @@ class AsyncPostgresStore(AsyncStore):
             else:
                 self._free.append(conn)
 
-    async def _head_in(self, conn: psycopg.AsyncConnection[tuple[Any, ...]], session_id: str) -> Head:
-        row = await (await conn.execute(self._sql.head, (session_id,))).fetchone()
-        context = None
-        if row is not None and row[2]:
-            cur = await conn.execute(self._sql.context, (session_id, row[2] - 1))
-            context = await cur.fetchone()
-        return _head(self._sql, session_id, row, context)
+    async def _head_in(self, conn: psycopg.AsyncConnection[tuple[Any, ...]], session_id: str) -> Head | None:
+        return _head_of(session_id, await (await conn.execute(self._sql.head, (session_id,))).fetchone())
 
     async def _head(self, session_id: str) -> Head:
         async with self._connection() as conn:
-            return await self._head_in(conn, session_id)
+            return _found(session_id, await self._head_in(conn, session_id))
 
-    async def _read(self, session_id: str, start: int) -> tuple[Head, list[MessageRow]]:
-        async with self._connection() as conn:
-            head = await self._head_in(conn, session_id)
-            cur = await conn.execute(self._sql.rows, (session_id, start, head.length))
-            return head, _message_rows(await cur.fetchall())
+    async def _read(self, session_id: str, start: int) -> tuple[Head, list[tuple[Any, ...]]]:
+        async with self._connection() as conn, conn.transaction():
+            await conn.execute(_SNAPSHOT)
+            head = _found(session_id, await self._head_in(conn, session_id))
+            cur = await conn.execute(self._sql.rows, (session_id, start, head.length), binary=True)
+            rows: list[tuple[Any, ...]] = []
+            while batch := await cur.fetchmany(_FETCH_BATCH):
+                rows += batch
+                if len(batch) == _FETCH_BATCH:
+                    await asyncio.sleep(0)  # the rows are converted here, on the loop: let it serve others
+            return head, rows
 
     async def _write_rows(
-        self, conn: psycopg.AsyncConnection[tuple[Any, ...]], session_id: str, rows: list[MessageRow]
+        self,
+        conn: psycopg.AsyncConnection[tuple[Any, ...]],
+        session_id: str,
+        rows: list[MessageRow],
+        context: ContextRow | None,
     ) -> None:
         async with conn.cursor() as cur:
             if len(rows) >= _COPY_FROM:
@@ -299,15 +451,17 @@ class AsyncPostgresStore(AsyncStore):
                         await copy.write_row((session_id, *row))
             elif rows:
                 await cur.executemany(self._sql.insert_message, _params(session_id, rows))
+        if context is not None:
+            await conn.execute(self._sql.insert_context, (session_id, *context))
 
-    async def _insert(self, session_id: str, rows: list[MessageRow], chain: bytes, context: ContextRow | None) -> None:
+    async def _insert(
+        self, session_id: str, rows: list[MessageRow], chain: bytes, context: ContextRow | None, metadata: str
+    ) -> None:
         async with self._connection() as conn, conn.transaction():
-            params = (session_id, len(rows), chain, 0 if context is None else 1)
+            params = (session_id, len(rows), chain, 0 if context is None else 1, FINGERPRINT_VERSION, metadata)
             if (await conn.execute(self._sql.insert_new_session, params)).rowcount != 1:
                 raise conflict(session_id, None, None)
-            await self._write_rows(conn, session_id, rows)
-            if context is not None:
-                await conn.execute(self._sql.insert_context, (session_id, *context))
+            await self._write_rows(conn, session_id, rows, context)
 
     async def _append_rows(
         self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
@@ -315,15 +469,34 @@ class AsyncPostgresStore(AsyncStore):
         params = advance_params(session_id, head, rows, chain, context)
         async with self._connection() as conn, conn.transaction():
             if (await conn.execute(self._sql.advance, params)).rowcount != 1:
-                now = await (await conn.execute(self._sql.head, (session_id,))).fetchone()
-                raise lost_race(session_id, head, None if now is None else now[0])
-            await self._write_rows(conn, session_id, rows)
-            if context is not None:
-                await conn.execute(self._sql.insert_context, (session_id, *context))
+                raise lost_race(session_id, head, await self._head_in(conn, session_id))
+            await self._write_rows(conn, session_id, rows, context)
+
+    async def _replace_rows(
+        self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
+    ) -> int:
+        params = replace_params(session_id, head, rows, chain, context)
+        async with self._connection() as conn, conn.transaction():
+            if (await conn.execute(self._sql.replace, params)).rowcount != 1:
+                raise lost_race(session_id, head, await self._head_in(conn, session_id))
+            await conn.execute(self._sql.delete_rows, (session_id,))
+            await conn.execute(self._sql.delete_contexts, (session_id,))
+            await self._write_rows(conn, session_id, rows, context)
+            return head.epoch + 1
+
+    async def _set_metadata(self, session_id: str, metadata: str) -> bool:
+        async with self._connection() as conn:
+            return (await conn.execute(self._sql.set_metadata, (metadata, session_id))).rowcount == 1
 
     async def _sessions(self) -> list[str]:
         async with self._connection() as conn:
-            return [r[0] for r in await (await conn.execute(self._sql.sessions)).fetchall()]
+            rows = await (await conn.execute(self._sql.sessions)).fetchall()
+        return [listed_id(r[0], i) for i, r in enumerate(rows)]
+
+    async def _infos(self) -> list[SessionInfo]:
+        async with self._connection() as conn:
+            rows = await (await conn.execute(self._sql.infos)).fetchall()
+        return [listed_info(r[0], i, *r[1:]) for i, r in enumerate(rows)]
 
     async def _delete(self, session_id: str) -> bool:
         async with self._connection() as conn:
@@ -331,18 +504,28 @@ class AsyncPostgresStore(AsyncStore):
 
     async def _fork(self, source: str, length: int, session_id: str) -> None:
         sql = self._sql
-        async with self._connection() as conn, conn.transaction():
-            await self._head_in(conn, source)
-            chain = CHAIN_START
-            if length:
-                found = await (await conn.execute(sql.chain_at, (source, length - 1))).fetchone()
-                chain = bytes(found[0]) if found else CHAIN_START
-            contexts = await (await conn.execute(sql.count_contexts, (source, length))).fetchone()
-            params = (session_id, length, chain, contexts[0] if contexts else 0)
-            if (await conn.execute(sql.insert_new_session, params)).rowcount != 1:
-                raise conflict(session_id, None, None)
-            await conn.execute(sql.copy_rows, (session_id, source, length))
-            await conn.execute(sql.copy_contexts, (session_id, source, length))
+        try:
+            async with self._connection() as conn, conn.transaction():
+                await conn.execute(_FORK_SNAPSHOT)
+                head = _found(source, await self._head_in(conn, source))
+                length = min(length, head.length)
+                if await (await conn.execute(sql.count_rows, (source, length))).fetchone() != (length,):
+                    positions = await (await conn.execute(sql.positions, (source, length))).fetchall()
+                    raise missing_row(source, _first_missing(positions, length))
+                chain: bytes | None = CHAIN_START
+                if length:
+                    found = await (await conn.execute(sql.chain_at, (source, length - 1))).fetchone()
+                    chain = digest_of(found[0] if found else None)
+                    if chain is None:
+                        raise bad_row(source, length - 1, "the stored chain value is not 32 bytes")
+                contexts = await (await conn.execute(sql.count_contexts, (source, length))).fetchone()
+                params = (session_id, length, chain, contexts[0] if contexts else 0, source)
+                if (await conn.execute(sql.insert_fork, params)).rowcount != 1:
+                    raise conflict(session_id, None, None)
+                await conn.execute(sql.copy_rows, (session_id, source, length))
+                await conn.execute(sql.copy_contexts, (session_id, source, length))
+        except psycopg.errors.SerializationFailure:
+            raise conflict(session_id, None, None) from None
 
     async def close(self) -> None:
         conns, self._all, self._free = self._all, [], []

@@ -1,89 +1,193 @@
 """Redis through redis-py (the ``store-redis`` extra), sync and asyncio.
 
 A session is three keys sharing the hash tag ``{session id}``: a hash
-(``length``, ``chain``, ``contexts``), a list of message entries and a list of
-context entries. Every write is one Lua script, which Redis runs atomically:
-the append script compares the hash with what the writer read and pushes the
-new entries only when they match. Reads are one script as well (the hash, the
-latest context and the entries asked for).
+(``length``, ``chain``, ``contexts``, ``version``, ``epoch``, ``metadata``), a
+list of message entries and a list of context entries. Every write is one Lua
+script, which Redis runs atomically: the append script compares the hash with
+what the writer read and pushes the new entries only when they match; the
+replace script does the same comparison, then swaps the lists and takes a new
+epoch. Reads are one script as well (the hash, the latest context, the last
+entry's chain value and the entries asked for).
+
+The scripts never trust a stored value to be well formed (a field that is not
+a number, a short entry): they hand it back as it is, and ``_codec`` names what
+is wrong. A hash written before ``version``, ``epoch`` and ``metadata`` existed
+reads as version 1, epoch 0 and no metadata.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+from typing import Any, TypeVar
 
 import redis
 import redis.asyncio
 
+from .._binding import FINGERPRINT_VERSION
+from .._errors import ValidationError
 from ._base import AsyncStore, Store
-from ._codec import CHAIN_START, ContextRow, Head, MessageRow, SessionNotFoundError, conflict, lost_race
+from ._codec import (
+    CHAIN_START,
+    ContextRow,
+    Head,
+    MessageRow,
+    SessionInfo,
+    SessionNotFoundError,
+    bad_row,
+    conflict,
+    head_of,
+    listed_id,
+    listed_info,
+    lost_race,
+    missing_row,
+)
 
 __all__ = ["AsyncRedisStore", "RedisStore"]
 
 Arg = bytes | str | int
+T = TypeVar("T")
 
 # Entries: a message is digest (32 bytes) ‖ chain value (32 bytes) ‖ JSON (UTF-8);
 # a context is digest (32 bytes) ‖ position (10 ASCII digits) ‖ JSON (UTF-8).
 
+# A stored count as a Lua number, or nil when it is not a whole number (so no
+# script passes a malformed value on to a list command, which would fail).
+_COUNT = """
+local function count(value)
+    local n = tonumber(value)
+    if n and n >= 0 and n == math.floor(n) and n < 2^53 then return n end
+    return nil
+end
+"""
+
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('DEL', KEYS[2], KEYS[3])
-redis.call('HSET', KEYS[1], 'length', ARGV[2], 'chain', ARGV[3], 'contexts', ARGV[4])
-for i = 6, #ARGV, 1000 do
-    redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
-end
-if ARGV[5] ~= '' then redis.call('RPUSH', KEYS[3], ARGV[5]) end
-redis.call('ZADD', KEYS[4], redis.call('INCR', KEYS[5]), ARGV[1])
-return 1
-"""
-
-_APPEND = """
-local h = redis.call('HMGET', KEYS[1], 'length', 'chain', 'contexts')
-if not h[1] then return {-1, 0} end
-if h[1] ~= ARGV[1] or h[2] ~= ARGV[2] or h[3] ~= ARGV[3] then return {0, tonumber(h[1])} end
+local epoch = redis.call('INCR', KEYS[5])
+redis.call('HSET', KEYS[1], 'length', ARGV[2], 'chain', ARGV[3], 'contexts', ARGV[4],
+           'version', ARGV[6], 'epoch', epoch, 'metadata', ARGV[7])
 for i = 8, #ARGV, 1000 do
     redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
 end
-if ARGV[7] ~= '' then redis.call('RPUSH', KEYS[3], ARGV[7]) end
-redis.call('HSET', KEYS[1], 'length', ARGV[4], 'chain', ARGV[5], 'contexts', ARGV[6])
-return {1, tonumber(ARGV[4])}
+if ARGV[5] ~= '' then redis.call('RPUSH', KEYS[3], ARGV[5]) end
+redis.call('ZADD', KEYS[4], epoch, ARGV[1])
+return 1
 """
 
-# ARGV[1]: the first position to read, or -1 for the head only.
-_READ = """
-local h = redis.call('HMGET', KEYS[1], 'length', 'chain', 'contexts')
-if not h[1] then return false end
-local n = tonumber(h[3])
+# ARGV: the head as read (length, chain, contexts, epoch), the new length,
+# chain and context count, the context entry ('' for none), the entries.
+_APPEND = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local h = redis.call('HMGET', KEYS[1], 'length', 'chain', 'contexts', 'epoch')
+if h[1] ~= ARGV[1] or h[2] ~= ARGV[2] or h[3] ~= ARGV[3] or (h[4] or '0') ~= ARGV[4] then return 0 end
+for i = 9, #ARGV, 1000 do
+    redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+end
+if ARGV[8] ~= '' then redis.call('RPUSH', KEYS[3], ARGV[8]) end
+redis.call('HSET', KEYS[1], 'length', ARGV[5], 'chain', ARGV[6], 'contexts', ARGV[7])
+return 1
+"""
+
+# As _APPEND, but the lists are emptied first and the session takes a new
+# epoch and this release's fingerprint version; returns the epoch.
+_REPLACE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local h = redis.call('HMGET', KEYS[1], 'length', 'chain', 'contexts', 'epoch')
+if h[1] ~= ARGV[1] or h[2] ~= ARGV[2] or h[3] ~= ARGV[3] or (h[4] or '0') ~= ARGV[4] then return 0 end
+redis.call('DEL', KEYS[2], KEYS[3])
+for i = 10, #ARGV, 1000 do
+    redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+end
+if ARGV[8] ~= '' then redis.call('RPUSH', KEYS[3], ARGV[8]) end
+local epoch = redis.call('INCR', KEYS[4])
+redis.call('HSET', KEYS[1], 'length', ARGV[5], 'chain', ARGV[6], 'contexts', ARGV[7],
+           'version', ARGV[9], 'epoch', epoch)
+return epoch
+"""
+
+# ARGV[1]: the first position to read, or -1 for the head only; ARGV[2]: at
+# most how many entries.
+_READ = (
+    _COUNT
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local h = redis.call('HMGET', KEYS[1], 'length', 'chain', 'contexts', 'version', 'epoch', 'metadata')
+local length = count(h[1])
+local n = count(h[3])
 local context = false
-if n > 0 then context = redis.call('LINDEX', KEYS[3], n - 1) end
+if n and n > 0 then context = redis.call('LINDEX', KEYS[3], n - 1) end
+local last = false
+if length and length > 0 then
+    last = redis.call('LINDEX', KEYS[2], length - 1)
+    if last then last = string.sub(last, 33, 64) end
+end
 local start = tonumber(ARGV[1])
 local rows = {}
-if start >= 0 and start < tonumber(h[1]) then rows = redis.call('LRANGE', KEYS[2], start, tonumber(h[1]) - 1) end
-return {h[1], h[2], h[3], context, rows}
+if length and start >= 0 and start < length then
+    rows = redis.call('LRANGE', KEYS[2], start, math.min(length, start + tonumber(ARGV[2])) - 1)
+end
+return {h[1], h[2], h[3], h[4], h[5], h[6], context, last, rows}
+"""
+)
+
+# More entries of a session being read (ARGV: its epoch as read, the first and
+# last position); false when the session was replaced or deleted meanwhile.
+# Within an epoch the entries below the length never change (appends only add
+# after it), so entries read batch by batch are those of one snapshot.
+_ROWS = """
+if (redis.call('HGET', KEYS[1], 'epoch') or '0') ~= ARGV[1] then return false end
+return redis.call('LRANGE', KEYS[2], ARGV[2], ARGV[3])
 """
 
-_FORK = """
-if redis.call('EXISTS', KEYS[4]) == 1 then return 0 end
-if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+# Entries read per round trip: each reply is parsed by redis-py, which frees
+# its buffers when a reply is complete, so one reply per batch keeps that (and
+# the event loop's wait for it) short.
+_BATCH = 1000
+
+
+_SET_METADATA = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'metadata', ARGV[1])
+return 1
+"""
+
+# Returns {1} when forked, {0} when the new id exists, {-1} when the source
+# does not, {-2, p} when its entry p is missing or shorter than a digest and a
+# chain value, {-3, v} when its context entry v has no position.
+_FORK = (
+    _COUNT
+    + """
+if redis.call('EXISTS', KEYS[4]) == 1 then return {0} end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1} end
 local n = tonumber(ARGV[1])
+local have = redis.call('LLEN', KEYS[2])
+if have < n then return {-2, have} end
 local chain = ARGV[3]
+if n > 0 then
+    local last = redis.call('LINDEX', KEYS[2], n - 1)
+    if #last < 64 then return {-2, n - 1} end
+    chain = string.sub(last, 33, 64)
+end
+local contexts = {}
+for i, entry in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
+    local p = count(string.sub(entry, 33, 42))
+    if not p or #entry < 42 then return {-3, i - 1} end
+    if p <= n then table.insert(contexts, entry) end
+end
+local h = redis.call('HMGET', KEYS[1], 'version', 'metadata')
 redis.call('DEL', KEYS[5], KEYS[6])
-if n > 0 then chain = string.sub(redis.call('LINDEX', KEYS[2], n - 1), 33, 64) end
 for i = 0, n - 1, 1000 do
     redis.call('RPUSH', KEYS[5], unpack(redis.call('LRANGE', KEYS[2], i, math.min(i + 999, n - 1))))
 end
-local contexts = 0
-for _, entry in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
-    if tonumber(string.sub(entry, 33, 42)) <= n then
-        redis.call('RPUSH', KEYS[6], entry)
-        contexts = contexts + 1
-    end
-end
-redis.call('HSET', KEYS[4], 'length', n, 'chain', chain, 'contexts', contexts)
-redis.call('ZADD', KEYS[7], redis.call('INCR', KEYS[8]), ARGV[2])
-return 1
+for _, entry in ipairs(contexts) do redis.call('RPUSH', KEYS[6], entry) end
+local epoch = redis.call('INCR', KEYS[8])
+redis.call('HSET', KEYS[4], 'length', n, 'chain', chain, 'contexts', #contexts,
+           'version', h[1] or '1', 'epoch', epoch, 'metadata', h[2] or '{}')
+redis.call('ZADD', KEYS[7], epoch, ARGV[2])
+return {1}
 """
+)
 
 _DELETE = """
 local found = redis.call('DEL', KEYS[1])
@@ -105,39 +209,91 @@ class _Keys:
 
 
 def _message_entry(row: MessageRow) -> bytes:
-    return row.digest + row.chain + row.body.encode()
+    body = row.body.encode() if isinstance(row.body, str) else row.body
+    return row.digest + row.chain + body
 
 
 def _context_entry(row: ContextRow | None) -> bytes:
-    return b"" if row is None else row.digest + b"%010d" % row.position + row.body.encode()
+    if row is None:
+        return b""
+    body = row.body.encode() if isinstance(row.body, str) else row.body
+    return row.digest + b"%010d" % row.position + body
 
 
-def _decode_head(session_id: str, value: Any) -> tuple[Head, list[bytes]]:
+def _wrong_type(session_id: str) -> ValidationError:
+    return ValidationError(
+        f"session {session_id!r}: a stored key holds the wrong kind of Redis value", path="$.session"
+    )
+
+
+def _decode_head(session_id: str, value: Any) -> tuple[Head, list[bytes]] | None:
+    """The head and entries ``_READ`` returned (None: no such session)."""
     if not value:
-        raise SessionNotFoundError(session_id)
-    length, chain, contexts, context, entries = value
-    n = int(contexts)
-    row = None
-    if context:
-        row = ContextRow(n - 1, int(context[32:42]), context[42:].decode(), bytes(context[:32]))
-    return Head(int(length), bytes(chain), n, row), entries
+        return None
+    length, chain, contexts, version, epoch, metadata, context, last_chain, entries = value
+    raw_context = None
+    if context is not None:
+        position = context[32:42]
+        raw_context = (
+            _int_or_none(contexts, -1) - 1,
+            int(position) if len(context) >= 42 and position.isdigit() else None,
+            context[42:],
+            context[:32],
+        )
+    head = head_of(
+        session_id,
+        length=length,
+        chain=chain,
+        contexts=contexts,
+        version=b"1" if version is None else version,
+        epoch=b"0" if epoch is None else epoch,
+        metadata=b"{}" if metadata is None else metadata,
+        last_chain=last_chain,
+        context=raw_context,
+    )
+    return head, entries
 
 
-def _decode_rows(start: int, entries: Sequence[bytes]) -> list[MessageRow]:
-    return [MessageRow(start + i, e[64:].decode(), e[:32], e[32:64]) for i, e in enumerate(entries)]
+def _int_or_none(value: object, default: int) -> int:
+    return int(value) if isinstance(value, bytes) and value.isdigit() else default
 
 
-def _create_args(session_id: str, rows: list[MessageRow], chain: bytes, context: ContextRow | None) -> list[Arg]:
+def _row(session_id: str, position: int, item: Any) -> MessageRow:
+    """A message entry: digest ‖ chain value ‖ JSON."""
+    if type(item) is not bytes or len(item) < 64:
+        raise bad_row(session_id, position, "the stored entry is shorter than a digest and a chain value")
+    return MessageRow(position, item[64:], item[:32], item[32:64])
+
+
+def _raw_bytes(raw: Sequence[Any]) -> int:
+    return sum(len(e) for e in raw if isinstance(e, bytes))
+
+
+def _next_batch(head: Head, start: int, rows: list[bytes]) -> list[Arg] | None:
+    """The ``_ROWS`` arguments for the entries after ``rows`` (read from
+    ``start``), or None when every entry up to the length is read."""
+    first = start + len(rows)
+    if start < 0 or first >= head.length:
+        return None
+    return [head.epoch, first, min(first + _BATCH, head.length) - 1]
+
+
+def _create_args(
+    session_id: str, rows: list[MessageRow], chain: bytes, context: ContextRow | None, metadata: str
+) -> list[Arg]:
     args: list[Arg] = [session_id, len(rows), chain, 0 if context is None else 1, _context_entry(context)]
+    args += [FINGERPRINT_VERSION, metadata]
     args += [_message_entry(r) for r in rows]
     return args
 
 
+def _condition(head: Head) -> list[Arg]:
+    return [head.length, head.chain, head.contexts, head.epoch]
+
+
 def _append_args(head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None) -> list[Arg]:
     return [
-        head.length,
-        head.chain,
-        head.contexts,
+        *_condition(head),
         head.length + len(rows),
         chain,
         head.contexts + (context is not None),
@@ -146,14 +302,67 @@ def _append_args(head: Head, rows: list[MessageRow], chain: bytes, context: Cont
     ]
 
 
-def _ids(values: Any) -> list[str]:
-    return [v.decode() for v in values]
+def _replace_args(rows: list[MessageRow], chain: bytes, context: ContextRow | None, head: Head) -> list[Arg]:
+    return [
+        *_condition(head),
+        len(rows),
+        chain,
+        0 if context is None else 1,
+        _context_entry(context),
+        FINGERPRINT_VERSION,
+        *[_message_entry(r) for r in rows],
+    ]
 
 
-def _appended(session_id: str, head: Head, result: Any) -> None:
-    status, length = int(result[0]), int(result[1])
-    if status != 1:
-        raise lost_race(session_id, head, None if status < 0 else length)
+def _forked(source: str, session_id: str, result: Any) -> None:
+    status = int(result[0])
+    if status == 0:
+        raise conflict(session_id, None, None)
+    if status == -1:
+        raise SessionNotFoundError(source)
+    if status == -2:
+        raise missing_row(source, int(result[1]))
+    if status == -3:
+        raise ValidationError(
+            f"session {source!r} context {int(result[1])}: the stored entry has no position",
+            path=f"$.contexts[{int(result[1])}]",
+        )
+
+
+def _info(session_id: str, index: int, fields: Any) -> SessionInfo | None:
+    if isinstance(fields, redis.ResponseError):
+        raise _wrong_type(session_id) if "WRONGTYPE" in str(fields) else fields
+    if isinstance(fields, Exception):
+        raise fields
+    length, version, metadata = fields
+    if length is None and version is None and metadata is None:
+        return None  # deleted while the list was read
+    return listed_info(
+        session_id, index, length, b"1" if version is None else version, b"{}" if metadata is None else metadata
+    )
+
+
+def _infos(ids: list[str], fields: list[Any]) -> list[SessionInfo]:
+    infos = [_info(s, i, f) for i, (s, f) in enumerate(zip(ids, fields, strict=True))]
+    return [info for info in infos if info is not None]
+
+
+def _script(session_id: str, call: Callable[[], T]) -> T:
+    try:
+        return call()
+    except redis.ResponseError as err:
+        if "WRONGTYPE" in str(err):
+            raise _wrong_type(session_id) from None
+        raise
+
+
+async def _ascript(session_id: str, call: Callable[[], Awaitable[T]]) -> T:
+    try:
+        return await call()
+    except redis.ResponseError as err:
+        if "WRONGTYPE" in str(err):
+            raise _wrong_type(session_id) from None
+        raise
 
 
 class RedisStore(Store):
@@ -166,33 +375,89 @@ class RedisStore(Store):
         super().__init__()
         self._client: redis.Redis = redis.Redis.from_url(url, decode_responses=False, **client_kwargs)
         self._keys = _Keys(prefix)
-        self._create = self._client.register_script(_CREATE)
-        self._append = self._client.register_script(_APPEND)
-        self._read_script = self._client.register_script(_READ)
-        self._fork_script = self._client.register_script(_FORK)
-        self._delete_script = self._client.register_script(_DELETE)
+        register = self._client.register_script
+        self._create = register(_CREATE)
+        self._append = register(_APPEND)
+        self._replace = register(_REPLACE)
+        self._read_script = register(_READ)
+        self._rows_script = register(_ROWS)
+        self._metadata_script = register(_SET_METADATA)
+        self._fork_script = register(_FORK)
+        self._delete_script = register(_DELETE)
+
+    @staticmethod
+    def _row(session_id: str, position: int, item: Any) -> MessageRow:
+        return _row(session_id, position, item)
+
+    def _head_or_none(self, session_id: str) -> Head | None:
+        found = self._read_raw(session_id, -1)
+        return None if found is None else found[0]
+
+    def _read_raw(self, session_id: str, start: int) -> tuple[Head, list[bytes]] | None:
+        keys = self._keys.session(session_id)
+        while True:
+            found = _decode_head(session_id, _script(session_id, lambda: self._read_script(keys, [start, _BATCH])))
+            if found is None:
+                return None
+            head, rows = found
+            while (args := _next_batch(head, start, rows)) is not None:
+                batch = _script(session_id, partial(self._rows_script, keys[:2], args))
+                if batch is None:
+                    break  # replaced or deleted meanwhile: read it again
+                rows += batch
+                if len(batch) < _BATCH and start + len(rows) < head.length:
+                    return head, rows  # entries missing: named when the rows are read
+            else:
+                return head, rows
 
     def _head(self, session_id: str) -> Head:
         return self._read(session_id, -1)[0]
 
-    def _read(self, session_id: str, start: int) -> tuple[Head, list[MessageRow]]:
-        head, entries = _decode_head(session_id, self._read_script(self._keys.session(session_id), [start]))
-        return head, _decode_rows(start, entries)
+    def _read(self, session_id: str, start: int) -> tuple[Head, list[bytes]]:
+        found = self._read_raw(session_id, start)
+        if found is None:
+            raise SessionNotFoundError(session_id)
+        return found
 
-    def _insert(self, session_id: str, rows: list[MessageRow], chain: bytes, context: ContextRow | None) -> None:
-        args = _create_args(session_id, rows, chain, context)
+    def _insert(
+        self, session_id: str, rows: list[MessageRow], chain: bytes, context: ContextRow | None, metadata: str
+    ) -> None:
+        args = _create_args(session_id, rows, chain, context, metadata)
         keys = [*self._keys.session(session_id), self._keys.index, self._keys.seq]
-        if not self._create(keys, args):
+        if not _script(session_id, lambda: self._create(keys, args)):
             raise conflict(session_id, None, None)
 
     def _append_rows(
         self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
     ) -> None:
-        result = self._append(self._keys.session(session_id), _append_args(head, rows, chain, context))
-        _appended(session_id, head, result)
+        args = _append_args(head, rows, chain, context)
+        keys = self._keys.session(session_id)
+        if int(_script(session_id, lambda: self._append(keys, args))) != 1:
+            raise lost_race(session_id, head, self._head_or_none(session_id))
+
+    def _replace_rows(
+        self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
+    ) -> int:
+        args = _replace_args(rows, chain, context, head)
+        keys = [*self._keys.session(session_id), self._keys.seq]
+        epoch = int(_script(session_id, lambda: self._replace(keys, args)))
+        if epoch <= 0:
+            raise lost_race(session_id, head, self._head_or_none(session_id))
+        return epoch
+
+    def _set_metadata(self, session_id: str, metadata: str) -> bool:
+        keys = self._keys.session(session_id)[:1]
+        return bool(_script(session_id, lambda: self._metadata_script(keys, [metadata])))
 
     def _sessions(self) -> list[str]:
-        return _ids(self._client.zrange(self._keys.index, 0, -1))
+        return [listed_id(v, i) for i, v in enumerate(self._client.zrange(self._keys.index, 0, -1))]
+
+    def _infos(self) -> list[SessionInfo]:
+        ids = self._sessions()
+        pipe = self._client.pipeline(transaction=False)
+        for session_id in ids:
+            pipe.hmget(self._keys.session(session_id)[0], ["length", "version", "metadata"])
+        return _infos(ids, pipe.execute(raise_on_error=False))
 
     def _delete(self, session_id: str) -> bool:
         keys = [*self._keys.session(session_id), self._keys.index]
@@ -200,11 +465,7 @@ class RedisStore(Store):
 
     def _fork(self, source: str, length: int, session_id: str) -> None:
         keys = [*self._keys.session(source), *self._keys.session(session_id), self._keys.index, self._keys.seq]
-        result = int(self._fork_script(keys, [length, session_id, CHAIN_START]))
-        if result == 0:
-            raise conflict(session_id, None, None)
-        if result < 0:
-            raise SessionNotFoundError(source)
+        _forked(source, session_id, _script(source, lambda: self._fork_script(keys, [length, session_id, CHAIN_START])))
 
     def close(self) -> None:
         self._client.close()
@@ -217,34 +478,94 @@ class AsyncRedisStore(AsyncStore):
         super().__init__()
         self._client: redis.asyncio.Redis = redis.asyncio.Redis.from_url(url, decode_responses=False, **client_kwargs)
         self._keys = _Keys(prefix)
-        self._create = self._client.register_script(_CREATE)
-        self._append = self._client.register_script(_APPEND)
-        self._read_script = self._client.register_script(_READ)
-        self._fork_script = self._client.register_script(_FORK)
-        self._delete_script = self._client.register_script(_DELETE)
+        register = self._client.register_script
+        self._create = register(_CREATE)
+        self._append = register(_APPEND)
+        self._replace = register(_REPLACE)
+        self._read_script = register(_READ)
+        self._rows_script = register(_ROWS)
+        self._metadata_script = register(_SET_METADATA)
+        self._fork_script = register(_FORK)
+        self._delete_script = register(_DELETE)
+
+    @staticmethod
+    def _row(session_id: str, position: int, item: Any) -> MessageRow:
+        return _row(session_id, position, item)
+
+    @staticmethod
+    def _raw_bytes(raw: Any) -> int:
+        return _raw_bytes(raw)
+
+    async def _head_or_none(self, session_id: str) -> Head | None:
+        found = await self._read_raw(session_id, -1)
+        return None if found is None else found[0]
+
+    async def _read_raw(self, session_id: str, start: int) -> tuple[Head, list[bytes]] | None:
+        keys = self._keys.session(session_id)
+        while True:
+            value = await _ascript(session_id, lambda: self._read_script(keys, [start, _BATCH]))
+            found = _decode_head(session_id, value)
+            if found is None:
+                return None
+            head, rows = found
+            while (args := _next_batch(head, start, rows)) is not None:
+                batch = await _ascript(session_id, partial(self._rows_script, keys[:2], args))
+                if batch is None:
+                    break
+                rows += batch
+                if len(batch) < _BATCH and start + len(rows) < head.length:
+                    return head, rows
+            else:
+                return head, rows
 
     async def _head(self, session_id: str) -> Head:
         return (await self._read(session_id, -1))[0]
 
-    async def _read(self, session_id: str, start: int) -> tuple[Head, list[MessageRow]]:
-        value = await self._read_script(self._keys.session(session_id), [start])
-        head, entries = _decode_head(session_id, value)
-        return head, _decode_rows(start, entries)
+    async def _read(self, session_id: str, start: int) -> tuple[Head, list[bytes]]:
+        found = await self._read_raw(session_id, start)
+        if found is None:
+            raise SessionNotFoundError(session_id)
+        return found
 
-    async def _insert(self, session_id: str, rows: list[MessageRow], chain: bytes, context: ContextRow | None) -> None:
-        args = _create_args(session_id, rows, chain, context)
+    async def _insert(
+        self, session_id: str, rows: list[MessageRow], chain: bytes, context: ContextRow | None, metadata: str
+    ) -> None:
+        args = _create_args(session_id, rows, chain, context, metadata)
         keys = [*self._keys.session(session_id), self._keys.index, self._keys.seq]
-        if not await self._create(keys, args):
+        if not await _ascript(session_id, lambda: self._create(keys, args)):
             raise conflict(session_id, None, None)
 
     async def _append_rows(
         self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
     ) -> None:
-        result = await self._append(self._keys.session(session_id), _append_args(head, rows, chain, context))
-        _appended(session_id, head, result)
+        args = _append_args(head, rows, chain, context)
+        keys = self._keys.session(session_id)
+        if int(await _ascript(session_id, lambda: self._append(keys, args))) != 1:
+            raise lost_race(session_id, head, await self._head_or_none(session_id))
+
+    async def _replace_rows(
+        self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
+    ) -> int:
+        args = _replace_args(rows, chain, context, head)
+        keys = [*self._keys.session(session_id), self._keys.seq]
+        epoch = int(await _ascript(session_id, lambda: self._replace(keys, args)))
+        if epoch <= 0:
+            raise lost_race(session_id, head, await self._head_or_none(session_id))
+        return epoch
+
+    async def _set_metadata(self, session_id: str, metadata: str) -> bool:
+        keys = self._keys.session(session_id)[:1]
+        return bool(await _ascript(session_id, lambda: self._metadata_script(keys, [metadata])))
 
     async def _sessions(self) -> list[str]:
-        return _ids(await self._client.zrange(self._keys.index, 0, -1))
+        return [listed_id(v, i) for i, v in enumerate(await self._client.zrange(self._keys.index, 0, -1))]
+
+    async def _infos(self) -> list[SessionInfo]:
+        ids = await self._sessions()
+        pipe = self._client.pipeline(transaction=False)
+        for session_id in ids:
+            pipe.hmget(self._keys.session(session_id)[0], ["length", "version", "metadata"])
+        return _infos(ids, await pipe.execute(raise_on_error=False))
 
     async def _delete(self, session_id: str) -> bool:
         keys = [*self._keys.session(session_id), self._keys.index]
@@ -252,11 +573,8 @@ class AsyncRedisStore(AsyncStore):
 
     async def _fork(self, source: str, length: int, session_id: str) -> None:
         keys = [*self._keys.session(source), *self._keys.session(session_id), self._keys.index, self._keys.seq]
-        result = int(await self._fork_script(keys, [length, session_id, CHAIN_START]))
-        if result == 0:
-            raise conflict(session_id, None, None)
-        if result < 0:
-            raise SessionNotFoundError(source)
+        result = await _ascript(source, lambda: self._fork_script(keys, [length, session_id, CHAIN_START]))
+        _forked(source, session_id, result)
 
     async def close(self) -> None:
         await self._client.aclose()

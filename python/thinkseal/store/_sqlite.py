@@ -1,8 +1,14 @@
 """The embedded default: SQLite through the standard library's ``sqlite3``.
 
 A file is opened in WAL mode, so readers never wait for the writer and several
-processes can share it; every write is one ``BEGIN IMMEDIATE`` transaction.
-One connection per store, used under a lock (share the store between threads).
+processes can share it; every write is one ``BEGIN IMMEDIATE`` transaction and
+every read one transaction (one snapshot). One connection per store, used under
+a lock (share the store between threads).
+
+SQLite keeps whatever type a value was written with, so every value is checked
+when it is read (``_codec``); text columns are read as bytes (``CAST(... AS
+BLOB)``) and checked as UTF-8 there, so a row that is not UTF-8 is named, not
+quoted.
 """
 
 from __future__ import annotations
@@ -11,51 +17,122 @@ import asyncio
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
+from .._binding import FINGERPRINT_VERSION
 from ._base import AsyncStore, Store
-from ._codec import CHAIN_START, ContextRow, Head, MessageRow, SessionNotFoundError, advance_params, conflict, lost_race
+from ._codec import (
+    CHAIN_START,
+    ContextRow,
+    Head,
+    MessageRow,
+    SessionInfo,
+    SessionNotFoundError,
+    advance_params,
+    bad_row,
+    conflict,
+    digest_of,
+    head_of,
+    listed_id,
+    listed_info,
+    lost_race,
+    missing_row,
+    replace_params,
+    sql_row,
+)
 
 __all__ = ["AsyncSQLiteStore", "SQLiteStore"]
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS thinkseal_sessions (
+TABLES = (
+    """CREATE TABLE IF NOT EXISTS thinkseal_sessions (
     session_id TEXT PRIMARY KEY,
     length INTEGER NOT NULL,
     chain BLOB NOT NULL,
-    contexts INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS thinkseal_messages (
+    contexts INTEGER NOT NULL,
+    version INTEGER NOT NULL DEFAULT 1,
+    epoch INTEGER NOT NULL DEFAULT 0,
+    metadata TEXT NOT NULL DEFAULT '{}'
+)""",
+    """CREATE TABLE IF NOT EXISTS thinkseal_messages (
     session_id TEXT NOT NULL,
     position INTEGER NOT NULL,
     body TEXT NOT NULL,
     digest BLOB NOT NULL,
     chain BLOB NOT NULL,
     PRIMARY KEY (session_id, position)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS thinkseal_contexts (
+) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS thinkseal_contexts (
     session_id TEXT NOT NULL,
     version INTEGER NOT NULL,
     position INTEGER NOT NULL,
     body TEXT NOT NULL,
     digest BLOB NOT NULL,
     PRIMARY KEY (session_id, version)
-) WITHOUT ROWID;
-"""
+) WITHOUT ROWID""",
+)
 
-_HEAD = "SELECT length, chain, contexts FROM thinkseal_sessions WHERE session_id = ?"
+# Columns added to thinkseal_sessions since the first release: a database
+# created before them gets them on open, with the values its sessions had
+# (fingerprint version 1, the only one there was; no rewrite yet; no metadata).
+ADDED_COLUMNS = (
+    ("version", "INTEGER NOT NULL DEFAULT 1"),
+    ("epoch", "INTEGER NOT NULL DEFAULT 0"),
+    ("metadata", "TEXT NOT NULL DEFAULT '{}'"),
+)
+
+_HEAD = (
+    "SELECT length, chain, contexts, version, epoch, CAST(metadata AS BLOB), "
+    "(SELECT m.chain FROM thinkseal_messages m WHERE m.session_id = s.session_id AND m.position = s.length - 1) "
+    "FROM thinkseal_sessions s WHERE session_id = ?"
+)
+_EXISTS = "SELECT 1 FROM thinkseal_sessions WHERE session_id = ?"
 _CONTEXT = (
-    "SELECT version, position, body, digest FROM thinkseal_contexts WHERE session_id = ? ORDER BY version DESC LIMIT 1"
+    "SELECT version, position, CAST(body AS BLOB), digest FROM thinkseal_contexts WHERE session_id = ? AND version = ?"
+)
+_ROWS = (
+    "SELECT position, CAST(body AS BLOB), digest, chain FROM thinkseal_messages "
+    "WHERE session_id = ? AND position >= ? AND position < ? ORDER BY position"
+)
+_INSERT_SESSION = (
+    "INSERT INTO thinkseal_sessions (session_id, length, chain, contexts, version, epoch, metadata) "
+    "VALUES (?, ?, ?, ?, ?, 0, ?)"
 )
 _INSERT_MESSAGE = "INSERT INTO thinkseal_messages (session_id, position, body, digest, chain) VALUES (?, ?, ?, ?, ?)"
 _INSERT_CONTEXT = "INSERT INTO thinkseal_contexts (session_id, version, position, body, digest) VALUES (?, ?, ?, ?, ?)"
+_ADVANCE = (
+    "UPDATE thinkseal_sessions SET length = ?, chain = ?, contexts = ? "
+    "WHERE session_id = ? AND length = ? AND chain = ? AND contexts = ? AND epoch = ?"
+)
+_REPLACE = (
+    "UPDATE thinkseal_sessions SET length = ?, chain = ?, contexts = ?, version = ?, epoch = ? "
+    "WHERE session_id = ? AND length = ? AND chain = ? AND contexts = ? AND epoch = ?"
+)
+# How many of the first ``length`` rows are there, and how many of those have
+# an integer position: both ``length`` means rows 0..length-1 are all there.
+_FORK_COUNT = (
+    "SELECT count(*), coalesce(sum(typeof(position) = 'integer'), 0) FROM thinkseal_messages "
+    "WHERE session_id = ? AND position >= 0 AND position < ?"
+)
+_FORK_POSITIONS = (
+    "SELECT position FROM thinkseal_messages WHERE session_id = ? AND position >= 0 AND position < ? ORDER BY position"
+)
+
+
+def _raw_bytes(raw: Sequence[Sequence[Any]]) -> int:
+    return sum(len(r[1]) for r in raw if isinstance(r[1], bytes))
+
+
+def _first_missing(positions: Sequence[object], length: int) -> int:
+    return next((i for i, p in enumerate(positions) if type(p) is not int or p != i), min(len(positions), length))
 
 
 class SQLiteStore(Store):
     """Sessions in one SQLite database: a file path (WAL mode, shareable by
     several processes) or ``":memory:"`` (this store only). The schema is
-    created on first use (docs/store.md)."""
+    created on first use, and a database made by an earlier release is brought
+    up to date (docs/store.md)."""
 
     def __init__(self, path: str | os.PathLike[str] = ":memory:", *, timeout: float = 30.0) -> None:
         super().__init__()
@@ -68,7 +145,28 @@ class SQLiteStore(Store):
             if self.path != ":memory:":
                 self._conn.execute("PRAGMA journal_mode=WAL")
                 self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.executescript(SCHEMA)
+            if not self._schema_current():
+                # Written only when needed, so a database another store keeps
+                # up to date opens without taking its write lock.
+                with self._transaction("IMMEDIATE") as conn:
+                    for table in TABLES:
+                        conn.execute(table)
+                    columns = {r[1] for r in conn.execute("PRAGMA table_info(thinkseal_sessions)")}
+                    for name, definition in ADDED_COLUMNS:
+                        if name not in columns:
+                            conn.execute(f"ALTER TABLE thinkseal_sessions ADD COLUMN {name} {definition}")
+
+    @staticmethod
+    def _row(session_id: str, position: int, item: Any) -> MessageRow:
+        return sql_row(session_id, position, item)
+
+    def _schema_current(self) -> bool:
+        conn = self._conn
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        columns = {r[1] for r in conn.execute("PRAGMA table_info(thinkseal_sessions)")}
+        return {"thinkseal_sessions", "thinkseal_messages", "thinkseal_contexts"} <= tables and all(
+            name in columns for name, _ in ADDED_COLUMNS
+        )
 
     @contextmanager
     def _transaction(self, mode: str = "") -> Iterator[sqlite3.Connection]:
@@ -82,38 +180,57 @@ class SQLiteStore(Store):
                 raise
             conn.execute("COMMIT")
 
-    def _head_in(self, conn: sqlite3.Connection, session_id: str) -> Head:
+    def _head_or_none(self, conn: sqlite3.Connection, session_id: str) -> Head | None:
         row = conn.execute(_HEAD, (session_id,)).fetchone()
         if row is None:
+            return None
+        contexts = row[2]
+        context = None
+        if type(contexts) is int and contexts > 0:
+            context = conn.execute(_CONTEXT, (session_id, contexts - 1)).fetchone()
+        return head_of(
+            session_id,
+            length=row[0],
+            chain=row[1],
+            contexts=contexts,
+            version=row[3],
+            epoch=row[4],
+            metadata=row[5],
+            last_chain=row[6],
+            context=context,
+        )
+
+    def _head_in(self, conn: sqlite3.Connection, session_id: str) -> Head:
+        head = self._head_or_none(conn, session_id)
+        if head is None:
             raise SessionNotFoundError(session_id)
-        context = conn.execute(_CONTEXT, (session_id,)).fetchone() if row[2] else None
-        return Head(row[0], row[1], row[2], ContextRow(*context) if context else None)
+        return head
 
     def _head(self, session_id: str) -> Head:
         with self._transaction() as conn:
             return self._head_in(conn, session_id)
 
-    def _read(self, session_id: str, start: int) -> tuple[Head, list[MessageRow]]:
+    def _read(self, session_id: str, start: int) -> tuple[Head, list[tuple[Any, ...]]]:
         with self._transaction() as conn:
             head = self._head_in(conn, session_id)
-            cursor = conn.execute(
-                "SELECT position, body, digest, chain FROM thinkseal_messages "
-                "WHERE session_id = ? AND position >= ? ORDER BY position",
-                (session_id, start),
-            )
-            return head, [MessageRow(*r) for r in cursor]
+            return head, conn.execute(_ROWS, (session_id, start, head.length)).fetchall()
 
-    def _insert(self, session_id: str, rows: list[MessageRow], chain: bytes, context: ContextRow | None) -> None:
+    def _write_rows(
+        self, conn: sqlite3.Connection, session_id: str, rows: list[MessageRow], context: ContextRow | None
+    ) -> None:
+        conn.executemany(_INSERT_MESSAGE, [(session_id, *r) for r in rows])
+        if context is not None:
+            conn.execute(_INSERT_CONTEXT, (session_id, *context))
+
+    def _insert(
+        self, session_id: str, rows: list[MessageRow], chain: bytes, context: ContextRow | None, metadata: str
+    ) -> None:
         with self._transaction("IMMEDIATE") as conn:
-            if conn.execute(_HEAD, (session_id,)).fetchone() is not None:
+            if conn.execute(_EXISTS, (session_id,)).fetchone() is not None:
                 raise conflict(session_id, None, None)
-            conn.execute(
-                "INSERT INTO thinkseal_sessions (session_id, length, chain, contexts) VALUES (?, ?, ?, ?)",
-                (session_id, len(rows), chain, 0 if context is None else 1),
-            )
-            conn.executemany(_INSERT_MESSAGE, [(session_id, *r) for r in rows])
-            if context is not None:
-                conn.execute(_INSERT_CONTEXT, (session_id, *context))
+            params = (session_id, len(rows), chain, 0 if context is None else 1, FINGERPRINT_VERSION, metadata)
+            conn.execute(_INSERT_SESSION, params)
+            self._write_rows(conn, session_id, rows, context)
 
     def _append_rows(
         self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
@@ -121,45 +238,71 @@ class SQLiteStore(Store):
         with self._transaction("IMMEDIATE") as conn:
             # The condition and the new head in one statement: it matches only
             # while nobody else has written since ``head`` was read.
-            updated = conn.execute(
-                "UPDATE thinkseal_sessions SET length = ?, chain = ?, contexts = ? "
-                "WHERE session_id = ? AND length = ? AND chain = ? AND contexts = ?",
-                advance_params(session_id, head, rows, chain, context),
-            ).rowcount
-            if updated != 1:
-                now = conn.execute(_HEAD, (session_id,)).fetchone()
-                raise lost_race(session_id, head, None if now is None else now[0])
-            conn.executemany(_INSERT_MESSAGE, [(session_id, *r) for r in rows])
-            if context is not None:
-                conn.execute(_INSERT_CONTEXT, (session_id, *context))
+            if conn.execute(_ADVANCE, advance_params(session_id, head, rows, chain, context)).rowcount != 1:
+                raise lost_race(session_id, head, self._head_or_none(conn, session_id))
+            self._write_rows(conn, session_id, rows, context)
+
+    def _replace_rows(
+        self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
+    ) -> int:
+        with self._transaction("IMMEDIATE") as conn:
+            if conn.execute(_REPLACE, replace_params(session_id, head, rows, chain, context)).rowcount != 1:
+                raise lost_race(session_id, head, self._head_or_none(conn, session_id))
+            conn.execute("DELETE FROM thinkseal_messages WHERE session_id = ?", (session_id,))
+            conn.execute("DELETE FROM thinkseal_contexts WHERE session_id = ?", (session_id,))
+            self._write_rows(conn, session_id, rows, context)
+            return head.epoch + 1
+
+    def _set_metadata(self, session_id: str, metadata: str) -> bool:
+        with self._transaction("IMMEDIATE") as conn:
+            sql = "UPDATE thinkseal_sessions SET metadata = ? WHERE session_id = ?"
+            return bool(conn.execute(sql, (metadata, session_id)).rowcount == 1)
 
     def _sessions(self) -> list[str]:
-        with self._lock:
-            return [r[0] for r in self._conn.execute("SELECT session_id FROM thinkseal_sessions ORDER BY rowid")]
+        with self._transaction() as conn:
+            rows = conn.execute("SELECT CAST(session_id AS BLOB) FROM thinkseal_sessions ORDER BY rowid").fetchall()
+        return [listed_id(r[0], i) for i, r in enumerate(rows)]
+
+    def _infos(self) -> list[SessionInfo]:
+        with self._transaction() as conn:
+            rows = conn.execute(
+                "SELECT CAST(session_id AS BLOB), length, version, CAST(metadata AS BLOB) "
+                "FROM thinkseal_sessions ORDER BY rowid"
+            ).fetchall()
+        return [listed_info(r[0], i, r[1], r[2], r[3]) for i, r in enumerate(rows)]
 
     def _delete(self, session_id: str) -> bool:
         with self._transaction("IMMEDIATE") as conn:
             found = conn.execute("DELETE FROM thinkseal_sessions WHERE session_id = ?", (session_id,)).rowcount
             conn.execute("DELETE FROM thinkseal_messages WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM thinkseal_contexts WHERE session_id = ?", (session_id,))
-            return found == 1
+            return bool(found == 1)
 
     def _fork(self, source: str, length: int, session_id: str) -> None:
         with self._transaction("IMMEDIATE") as conn:
-            if conn.execute(_HEAD, (session_id,)).fetchone() is not None:
+            if conn.execute(_EXISTS, (session_id,)).fetchone() is not None:
                 raise conflict(session_id, None, None)
-            self._head_in(conn, source)
-            chain = CHAIN_START
+            head = self._head_in(conn, source)
+            length = min(length, head.length)
+            count, integers = conn.execute(_FORK_COUNT, (source, length)).fetchone()
+            if count != length or integers != length:
+                positions = [r[0] for r in conn.execute(_FORK_POSITIONS, (source, length))]
+                raise missing_row(source, _first_missing(positions, length))
+            chain: bytes | None = CHAIN_START
             if length:
-                chain = conn.execute(
+                found = conn.execute(
                     "SELECT chain FROM thinkseal_messages WHERE session_id = ? AND position = ?", (source, length - 1)
-                ).fetchone()[0]
+                ).fetchone()
+                chain = digest_of(found[0])
+                if chain is None:
+                    raise bad_row(source, length - 1, "the stored chain value is not 32 bytes")
             contexts = conn.execute(
                 "SELECT count(*) FROM thinkseal_contexts WHERE session_id = ? AND position <= ?", (source, length)
             ).fetchone()[0]
             conn.execute(
-                "INSERT INTO thinkseal_sessions (session_id, length, chain, contexts) VALUES (?, ?, ?, ?)",
-                (session_id, length, chain, contexts),
+                "INSERT INTO thinkseal_sessions (session_id, length, chain, contexts, version, epoch, metadata) "
+                "SELECT ?, ?, ?, ?, version, 0, metadata FROM thinkseal_sessions WHERE session_id = ?",
+                (session_id, length, chain, contexts, source),
             )
             conn.execute(
                 "INSERT INTO thinkseal_messages SELECT ?, position, body, digest, chain FROM thinkseal_messages "
@@ -185,22 +328,43 @@ class AsyncSQLiteStore(AsyncStore):
         super().__init__()
         self.sync = SQLiteStore(path, timeout=timeout)
 
+    @staticmethod
+    def _row(session_id: str, position: int, item: Any) -> MessageRow:
+        return sql_row(session_id, position, item)
+
+    @staticmethod
+    def _raw_bytes(raw: Any) -> int:
+        return _raw_bytes(raw)
+
     async def _head(self, session_id: str) -> Head:
         return await asyncio.to_thread(self.sync._head, session_id)
 
-    async def _read(self, session_id: str, start: int) -> tuple[Head, list[MessageRow]]:
+    async def _read(self, session_id: str, start: int) -> tuple[Head, list[tuple[Any, ...]]]:
         return await asyncio.to_thread(self.sync._read, session_id, start)
 
-    async def _insert(self, session_id: str, rows: list[MessageRow], chain: bytes, context: ContextRow | None) -> None:
-        await asyncio.to_thread(self.sync._insert, session_id, rows, chain, context)
+    async def _insert(
+        self, session_id: str, rows: list[MessageRow], chain: bytes, context: ContextRow | None, metadata: str
+    ) -> None:
+        await asyncio.to_thread(self.sync._insert, session_id, rows, chain, context, metadata)
 
     async def _append_rows(
         self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
     ) -> None:
         await asyncio.to_thread(self.sync._append_rows, session_id, head, rows, chain, context)
 
+    async def _replace_rows(
+        self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
+    ) -> int:
+        return await asyncio.to_thread(self.sync._replace_rows, session_id, head, rows, chain, context)
+
+    async def _set_metadata(self, session_id: str, metadata: str) -> bool:
+        return await asyncio.to_thread(self.sync._set_metadata, session_id, metadata)
+
     async def _sessions(self) -> list[str]:
         return await asyncio.to_thread(self.sync._sessions)
+
+    async def _infos(self) -> list[SessionInfo]:
+        return await asyncio.to_thread(self.sync._infos)
 
     async def _delete(self, session_id: str) -> bool:
         return await asyncio.to_thread(self.sync._delete, session_id)

@@ -1,7 +1,7 @@
 //! `Conversation.from_json`'s fast path: the stored text read in Rust
-//! (`thinkseal_core::parse`), the common message shapes built as Python
-//! objects here with every check done once, and their digests taken from the
-//! parsed values on two threads without the GIL.
+//! (`thinkseal_core::parse`, without the GIL), the common message shapes built
+//! as Python objects here with every check done once, and their digests taken
+//! from the parsed values on two threads without the GIL.
 //!
 //! The Python path stays the definition. Whatever this module is not sure
 //! of goes back to it: a text the reader refuses (the caller then reads it
@@ -120,7 +120,10 @@ pub fn load_document<'py>(
     let Some(source) = source_text(text) else {
         return Ok(None);
     };
-    let Ok(document) = parse::parse(&source, READ_DEPTH) else {
+    // The text is read without the GIL: it touches no Python object (the str
+    // or bytes it borrows from is immutable and kept alive by `text`), so other
+    // threads, an event loop among them, run while a large text is parsed.
+    let Ok(document) = py.detach(|| parse::parse(&source, READ_DEPTH)) else {
         return Ok(None);
     };
     let mut loader = Loader {
