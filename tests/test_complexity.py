@@ -202,3 +202,42 @@ def test_deciding_again_after_many_origins_still_hashes_only_new_messages(monkey
     counts = work_after_one_turn(conv, monkeypatch)
     assert counts["digests"] <= 3, counts
     assert counts["chain steps"] <= 4, counts
+
+
+class CountingCallIds:
+    """Counts how often a tool result's ``tool_call_id`` is read: pairing a
+    result with its call, and making a stray one user text, read it once per
+    result they visit."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.reads = 0
+        real = ToolMessage.tool_call_id
+
+        def read(message: ToolMessage) -> str:
+            self.reads += 1
+            return real.__get__(message)  # type: ignore[no-any-return]
+
+        def write(message: ToolMessage, value: str) -> None:
+            real.__set__(message, value)
+
+        monkeypatch.setattr(ToolMessage, "tool_call_id", property(read, write))
+
+
+@pytest.mark.parametrize("n", [100, 400])
+def test_parallel_results_answered_one_by_one_go_out_without_rewalking_the_run(
+    n: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One turn with n parallel calls, its results appended one at a time, and
+    after each what a request reads of the replay: every message as sent and
+    the chain a reply is bound over. Each result is paired once over the whole
+    loop (the open run used to be walked again for every request: quadratic)."""
+    calls = [ToolCall(f"c{i}", "f", {"i": i}) for i in range(n)]
+    turn = AssistantMessage(None, calls, [ThinkingBlock.Text("t", "s")])
+    conv = respond(Conversation([UserMessage("q")]), CLAUDE, turn)
+    counting = CountingCallIds(monkeypatch)
+    for i in range(n):
+        conv = conv.append(ToolMessage(f"r{i}", f"c{i}"))
+        replay = conv.replay(CLAUDE)
+        assert len(replay.sent_messages()) == i + 3
+        assert len(replay.chain_end) == 32
+    assert counting.reads <= 3 * n, counting.reads

@@ -17,6 +17,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final, TypeVar, overload
 
+from . import _core
 from ._binding import FINGERPRINT_VERSION, Binding, Origin
 from ._errors import ValidationError
 from ._frozen import Frozen
@@ -30,8 +31,11 @@ from ._walk import (
     Walk,
     decide_with_chain,
     decide_without_chain,
+    ensure_digests,
     prefix_digest,
     reason_of,
+    sent_form,
+    stray_tool_message,
     walk,
 )
 
@@ -161,33 +165,103 @@ def _shared_length(old: object, new: object, start: int) -> int:
 class OpenRun:
     """The run of tool and system messages after the open assistant turn at
     ``turn`` (the last turn of a tool loop still being answered), read as far as
-    any conversation on the log has read it: per message, whether it answers a
-    call of the turn. Append-only like the log, so a decision after each new
-    tool result reads only that result (parallel calls answered one by one stay
-    linear)."""
+    any conversation on the log has read it: per message, the call of the turn
+    it answers (if any), the form it goes out in, and, once asked for, its
+    digest. Append-only like the log (what a run message answers, and how it
+    goes out, depends only on the messages before it), so a decision or a
+    request after each new tool result reads only that result: parallel calls
+    answered one by one stay linear."""
 
-    __slots__ = ("_answered", "_lock", "_seen", "_wanted", "turn")
+    __slots__ = ("_answered", "_digests", "_hits", "_lock", "_seen", "_sent", "_wanted", "turn")
 
     def __init__(self, turn: int, message: AssistantMessage) -> None:
         self.turn = turn
         self._wanted = {c.id for c in message.tool_calls}
         self._seen: set[str] = set()
         self._answered = array("q", [0])  # answering messages among the first k of the run
+        self._hits: list[str | None] = []  # per run message: the call id it answers, or None
+        self._sent: list[Message] = []  # per run message: as it goes out (itself, or a stray result as user text)
+        self._digests = bytearray()  # the digests of the first len // 32 of ``_sent``
         self._lock = allocate_lock()
+
+    def _read(self, items: Sequence[Message], total: int) -> int:
+        """Read the run up to ``total`` (under the lock); the length of this
+        conversation's part of the run."""
+        i = self.turn + 1 + len(self._sent)
+        while i < total:
+            message = items[i]
+            call_id = message.tool_call_id if isinstance(message, ToolMessage) else None
+            hit = call_id is not None and call_id in self._wanted and call_id not in self._seen
+            if hit:
+                self._seen.add(call_id)  # type: ignore[arg-type]
+            self._hits.append(call_id if hit else None)
+            stray = isinstance(message, ToolMessage) and not hit
+            self._sent.append(stray_tool_message(message) if stray else message)  # type: ignore[arg-type]
+            self._answered.append(self._answered[-1] + hit)
+            i += 1
+        return total - self.turn - 1
 
     def answered(self, items: Sequence[Message], total: int) -> int:
         """How many calls of the turn the messages before ``total`` answer."""
         with self._lock:
-            i = self.turn + len(self._answered)
-            while i < total:
-                message = items[i]
-                call_id = message.tool_call_id if isinstance(message, ToolMessage) else None
-                hit = call_id in self._wanted and call_id not in self._seen
-                if hit:
-                    self._seen.add(call_id)  # type: ignore[arg-type]
-                self._answered.append(self._answered[-1] + hit)
-                i += 1
-            return self._answered[total - self.turn - 1]
+            return self._answered[self._read(items, total)]
+
+    def answered_ids(self, items: Sequence[Message], total: int) -> set[str]:
+        """The ids of the calls the messages before ``total`` answer."""
+        with self._lock:
+            length = self._read(items, total)
+            if length == len(self._hits):
+                return set(self._seen)
+            return {h for h in self._hits[:length] if h is not None}
+
+    def sent(self, items: Sequence[Message], total: int) -> list[Message]:
+        """The run's messages before ``total`` as they go out."""
+        with self._lock:
+            return self._sent[: self._read(items, total)]
+
+    def digests(self, items: Sequence[Message], total: int) -> bytes:
+        """The digests of ``sent(items, total)``, packed (each hashed once, in
+        one native batch per call that needs new ones)."""
+        with self._lock:
+            length = self._read(items, total)
+            have = len(self._digests) // 32
+            if have < length:
+                new = self._sent[have:]
+                ensure_digests(new)
+                self._digests += b"".join([m.digest for m in new])
+            return bytes(self._digests[: 32 * length])
+
+
+class OpenTail:
+    """What goes out of an open tool loop: the open turn in its as-sent form,
+    then the run after it (``OpenRun``), and the chain value after them."""
+
+    __slots__ = ("_chain", "_items", "_run", "_start", "_total", "turn")
+
+    def __init__(
+        self, turn: AssistantMessage, run: OpenRun, items: Sequence[Message], total: int, start: bytes
+    ) -> None:
+        self.turn = turn
+        self._run = run
+        self._items = items
+        self._total = total
+        self._start = start
+        self._chain: bytes | None = None
+
+    @property
+    def sent(self) -> list[Message]:
+        return [self.turn, *self._run.sent(self._items, self._total)]
+
+    def at(self, offset: int) -> Message:
+        """The ``offset``-th message of the tail as it goes out (0: the turn)."""
+        return self.turn if offset == 0 else self._run.sent(self._items, self._total)[offset - 1]
+
+    def chain_end(self) -> bytes:
+        chain = self._chain
+        if chain is None:
+            digests = self.turn.digest + self._run.digests(self._items, self._total)
+            chain = self._chain = _core.chain(self._start, digests)[-32:]
+        return chain
 
 
 class MessageLog:
@@ -359,7 +433,7 @@ class Replay:
         self.store = store
         self.settled = settled
         self.open_code = open_code  # the reason code of the open turn at ``settled`` (0: none)
-        self._tail: Walk | None = None
+        self._tail: OpenTail | None = None
         self._report: ReplayReport | None = None
 
     @property
@@ -370,16 +444,18 @@ class Replay:
         return report
 
     @property
-    def tail(self) -> Walk:
-        """The walk of the messages from ``settled`` on, made when first needed
-        (what goes out, and the chain, of an open tool loop)."""
+    def tail(self) -> OpenTail:
+        """What goes out from ``settled`` on (an open tool loop), made when
+        first needed from the run shared by the conversations on this log, so
+        a request after one more tool result reads that result only."""
         tail = self._tail
         if tail is None:
-            items = self.log.items
-            start = self.store.chain_before(self.settled)
-            tail = walk(items, self.settled, self.total, self.total, start, self.origin, self.context)
-            assert tail.codes[:1] in (b"", bytes([self.open_code])), "the open turn is decided alike both ways"
-            self._tail = tail
+            items, settled = self.log.items, self.settled
+            turn = items[settled]
+            assert isinstance(turn, AssistantMessage)
+            run = self.store.slot("open-run", self.log, lambda: OpenRun(settled, turn), lambda r: r.turn == settled)
+            sent_turn = sent_form(turn, self.open_code, run.answered_ids(items, self.total))
+            tail = self._tail = OpenTail(sent_turn, run, items, self.total, self.store.chain_before(settled))
         return tail
 
     @property
@@ -428,7 +504,7 @@ class Replay:
         if not 0 <= index < self.total:
             raise IndexError("message index out of range")
         if index >= self.settled:
-            return self.tail.sent[index - self.settled]
+            return self.tail.at(index - self.settled)
         items = self.log.items
         return Pairing.resume(items, index, self.total).sent(index, items[index], self.code(index))
 
