@@ -217,6 +217,24 @@ class CacheBreakpoint(Value):
 
 
 ContentPart: TypeAlias = str | Image | Document | Native | CacheBreakpoint
+
+# The content part types, exactly: every adapter dispatches with a ``match``
+# over ``ContentPart`` ending in ``assert_never`` (so mypy names each adapter
+# that does not handle a type added to the union), after ``unknown_part``, which
+# names a type that is not one of these, for the adapter to refuse it by name: a subclass of a part type
+# may carry what the base's wire form would drop, so it is not taken for it.
+PART_TYPES: Final[tuple[type, ...]] = (str, Image, Document, Native, CacheBreakpoint)
+
+
+def unknown_part(part: object, provider: str) -> str | None:
+    """None when the exact type of ``part`` is one of ``PART_TYPES`` (a
+    ``str`` subclass counts as text: its characters are what is sent);
+    otherwise why ``provider``'s adapter refuses it, naming the type."""
+    if type(part) in PART_TYPES or isinstance(part, str):
+        return None
+    return f"a {type(part).__name__} content part is of a kind {provider} is not taught to send"
+
+
 Content: TypeAlias = str | tuple[ContentPart, ...]
 
 # Which part kinds each role's content may hold.

@@ -62,10 +62,10 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from types import MappingProxyType
-from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar, assert_never
 
 from .._blocks import ThinkingBlock
-from .._content import CacheBreakpoint, Document, Image, Native
+from .._content import CacheBreakpoint, Document, Image, Native, unknown_part
 from .._conversation import Conversation
 from .._errors import ResponseError, ThinksealError, ValidationError
 from .._messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
@@ -213,23 +213,29 @@ def wire_content(message: SystemMessage | UserMessage | ToolMessage, writer: Par
     marked = False
     for i, part in enumerate(content):
         where = f"{label}.content[{i}]"
-        if isinstance(part, str):
-            out.append(writer.text(part))
-        elif isinstance(part, CacheBreakpoint):
-            if out and writer.cache(out[-1], part.ttl):
-                marked = True
-        elif isinstance(part, Native):
-            if part.provider == writer.provider:
-                out.append(writer.native(part, where))
-            elif part.text:
+        unknown = unknown_part(part, writer.provider)
+        if unknown is not None:
+            raise ValidationError(f"{where}: {unknown}", path=where)
+        match part:
+            case str():
+                out.append(writer.text(part))
+            case CacheBreakpoint():
+                if out and writer.cache(out[-1], part.ttl):
+                    marked = True
+            case Native():
+                if part.provider == writer.provider:
+                    out.append(writer.native(part, where))
+                elif part.text:
+                    out.append(writer.text(part.text))
+            case Document() if part.text is not None:
                 out.append(writer.text(part.text))
-        elif isinstance(part, Document) and part.text is not None:
-            out.append(writer.text(part.text))
-        else:
-            kind = "image" if isinstance(part, Image) else "document"
-            if tool and kind not in writer.tool_kinds:
-                raise writer.tool_refusal(kind, where)
-            out.append(writer.image(part, where) if isinstance(part, Image) else writer.document(part, where))
+            case Image() | Document():
+                kind = "image" if isinstance(part, Image) else "document"
+                if tool and kind not in writer.tool_kinds:
+                    raise writer.tool_refusal(kind, where)
+                out.append(writer.image(part, where) if isinstance(part, Image) else writer.document(part, where))
+            case _:
+                assert_never(part)
     if error:
         if out and out[0].get("type") == writer.text_type and isinstance(out[0].get("text"), str):
             out[0] = {**out[0], "text": TOOL_ERROR_PREFIX + out[0]["text"]}

@@ -46,10 +46,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, ClassVar, Final, Generic, TypeAlias, TypeVar
+from typing import Any, ClassVar, Final, Generic, TypeAlias, TypeVar, assert_never
 
 from .._blocks import ThinkingBlock
-from .._content import CacheBreakpoint, ContentPart, Document, Image, Native
+from .._content import CacheBreakpoint, ContentPart, Document, Image, Native, unknown_part
 from .._conversation import Conversation
 from .._errors import ReplayError, ResponseError, ValidationError
 from .._messages import AssistantMessage, Message, Part, SystemMessage, ToolCall, ToolMessage, UserMessage
@@ -734,18 +734,28 @@ class Wire:
         return blocks, marks
 
     def part_block(self, part: ContentPart) -> dict[str, Any] | None:
-        if isinstance(part, str):
-            return self.text_block(part)
-        if isinstance(part, Image):
-            return self.image_block(part)
-        if isinstance(part, Document):
-            return self.document_block(part)
-        if isinstance(part, Native):
-            if part.provider == self.key:
-                return part.value
-            if part.text is not None and part.text.strip():
-                return self.text_block(part.text)
-        return None  # another provider's native block without text
+        """One content part as a block (None: nothing goes out for it: another
+        provider's native block without text)."""
+        unknown = unknown_part(part, self.key)
+        if unknown is not None:
+            raise Refused(unknown)
+        match part:
+            case str():
+                return self.text_block(part)
+            case Image():
+                return self.image_block(part)
+            case Document():
+                return self.document_block(part)
+            case Native():
+                if part.provider == self.key:
+                    return part.value
+                if part.text is not None and part.text.strip():
+                    return self.text_block(part.text)
+                return None
+            case CacheBreakpoint():
+                return None  # content_of reads breakpoints before asking for blocks
+            case _:
+                assert_never(part)
 
     def system_blocks(self, systems: Sequence[SystemMessage]) -> list[dict[str, Any]]:
         """The system messages as one list of blocks: a text block for plain

@@ -76,10 +76,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from types import MappingProxyType
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, assert_never
 
 from .._blocks import ThinkingBlock
-from .._content import CacheBreakpoint, ContentPart, Document, Image, Native
+from .._content import CacheBreakpoint, ContentPart, Document, Image, Native, unknown_part
 from .._conversation import Conversation
 from .._errors import ValidationError
 from .._messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
@@ -233,32 +233,39 @@ def _blob(media_type: str, data: bytes) -> dict[str, Any]:
 def content_part(part: ContentPart, provider: str) -> dict[str, Any] | None:
     """A user or system content part (None: nothing goes out for it); a part
     Gemini cannot take raises ``Refused`` naming it."""
-    if isinstance(part, str):
-        return {"text": part}
-    if isinstance(part, Image):
-        if part.data is not None:
-            assert part.media_type is not None  # Image requires it with data
-            if part.media_type not in IMAGE_TYPES:
-                raise Refused(f"{provider} takes PNG, JPEG, WebP, HEIC and HEIF images, not {part.media_type}")
-            return _blob(part.media_type, part.data)
-        if part.media_type is None:
-            raise Refused(
-                f"{provider} needs the MIME type of an image given by URL (fileData.mimeType); "
-                "give Image(url=..., media_type=...)",
-                field="media_type",
-            )
-        return {"fileData": {"mimeType": part.media_type, "fileUri": part.url}}
-    if isinstance(part, Document):
-        if part.text is not None:
-            return {"text": part.text}
-        if part.data is not None:
-            return _blob("application/pdf", part.data)
-        return {"fileData": {"mimeType": "application/pdf", "fileUri": part.url}}
-    if isinstance(part, Native):
-        if part.provider == provider:
-            return part.value
-        return {"text": part.text} if part.text else None
-    return None  # a cache breakpoint: Gemini has no such field
+    unknown = unknown_part(part, provider)
+    if unknown is not None:
+        raise Refused(unknown)
+    match part:
+        case str():
+            return {"text": part}
+        case Image():
+            if part.data is not None:
+                assert part.media_type is not None  # Image requires it with data
+                if part.media_type not in IMAGE_TYPES:
+                    raise Refused(f"{provider} takes PNG, JPEG, WebP, HEIC and HEIF images, not {part.media_type}")
+                return _blob(part.media_type, part.data)
+            if part.media_type is None:
+                raise Refused(
+                    f"{provider} needs the MIME type of an image given by URL (fileData.mimeType); "
+                    "give Image(url=..., media_type=...)",
+                    field="media_type",
+                )
+            return {"fileData": {"mimeType": part.media_type, "fileUri": part.url}}
+        case Document():
+            if part.text is not None:
+                return {"text": part.text}
+            if part.data is not None:
+                return _blob("application/pdf", part.data)
+            return {"fileData": {"mimeType": "application/pdf", "fileUri": part.url}}
+        case Native():
+            if part.provider == provider:
+                return part.value
+            return {"text": part.text} if part.text else None
+        case CacheBreakpoint():
+            return None  # Gemini has no such field
+        case _:
+            assert_never(part)
 
 
 def content_parts(parts: Sequence[ContentPart], provider: str) -> list[dict[str, Any]]:
@@ -290,24 +297,35 @@ def function_response(message: ToolMessage, name: str, provider: str) -> dict[st
     texts: list[str] = []
     media: list[dict[str, Any]] = []
     for part in message.parts:
-        if isinstance(part, (str, CacheBreakpoint)) or (isinstance(part, Document) and part.text is not None):
-            if not isinstance(part, CacheBreakpoint):
-                texts.append(part if isinstance(part, str) else part.text or "")
-            continue
-        if isinstance(part, Native):
-            if part.provider == provider:
-                media.append(part.value)
-            elif part.text:
+        unknown = unknown_part(part, provider)
+        if unknown is not None:
+            raise Refused(unknown, part=part)
+        match part:
+            case CacheBreakpoint():
+                continue
+            case str():
+                texts.append(part)
+            case Document() if part.text is not None:
                 texts.append(part.text)
-            continue
-        data = part.data
-        if data is None:
-            raise Refused(f"{provider} function responses take media as inline data only, not by URL", part=part)
-        media_type = part.media_type if isinstance(part, Image) else "application/pdf"
-        assert media_type is not None
-        if isinstance(part, Image) and media_type not in RESPONSE_IMAGE_TYPES:
-            raise Refused(f"{provider} function responses take PNG, JPEG and WebP images, not {media_type}", part=part)
-        media.append(_blob(media_type, data))
+            case Native():
+                if part.provider == provider:
+                    media.append(part.value)
+                elif part.text:
+                    texts.append(part.text)
+            case Image() | Document():
+                if part.data is None:
+                    raise Refused(
+                        f"{provider} function responses take media as inline data only, not by URL", part=part
+                    )
+                media_type = part.media_type if isinstance(part, Image) else "application/pdf"
+                assert media_type is not None
+                if isinstance(part, Image) and media_type not in RESPONSE_IMAGE_TYPES:
+                    raise Refused(
+                        f"{provider} function responses take PNG, JPEG and WebP images, not {media_type}", part=part
+                    )
+                media.append(_blob(media_type, part.data))
+            case _:
+                assert_never(part)
     text = "".join(texts)
     value = _json_object(text)
     response: dict[str, Any]
