@@ -871,6 +871,24 @@ def test_ledger_entry_keys_survive_hostile_arguments(secret):
     survive(_core.ledger_entry_key, secret)
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param((b'{"messages":[1,2]}', "messages"), id="plain"),
+        pytest.param((b"[" * 100_000, "messages"), id="deep"),
+        pytest.param((b'{"messages":[' + b"[" * 100_000 + b"]}", "messages"), id="deep-unclosed"),
+        pytest.param((b'{"messages":"', "messages"), id="open-string"),
+        pytest.param((b"\xff\xfe", "messages"), id="not-utf8"),
+        pytest.param((b'{"m\\ud800":1}', "m\ud800"), id="surrogate-key"),
+        pytest.param(("text", "messages"), id="str-not-bytes"),
+        pytest.param((b"{}", None), id="key-none"),
+    ],
+)
+def test_member_spans_survive_hostile_arguments(args):
+    survive(_core.member_spans, *args)
+    survive(_core.member_span, *args)
+
+
 def test_every_core_function_is_exercised():
     # Adding a native function means adding it to the hostile tests above.
     functions = {name for name in dir(_core) if callable(getattr(_core, name)) and not name.startswith("_")}
@@ -888,6 +906,8 @@ def test_every_core_function_is_exercised():
         "ledger_keys",
         "ledger_entry_key",
         "ledger_check",
+        "member_spans",
+        "member_span",
     }
 
 

@@ -115,7 +115,7 @@ class Exchange:
         adapter knows its rejections and which turn one names)."""
         if error.status != 400:
             return None
-        return self.adapter.rejected_turn(request, error.message)
+        return self.adapter.rejected_turn(request.replay, error.message)
 
     # -- sending -------------------------------------------------------------------------
 

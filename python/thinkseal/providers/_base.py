@@ -147,6 +147,11 @@ class PreparedRequest:
         self.report: ReplayReport = replay.report
 
     @property
+    def replay(self) -> Replay:
+        """The replay decision this request was built from."""
+        return self._replay
+
+    @property
     def body(self) -> dict[str, Any]:
         """The request body, read-only: what ``content`` says, made on first
         access (a server that sends ``content`` never pays for it). The history
@@ -284,19 +289,20 @@ class Provider:
         ``ReplayError`` have ways out (``replay_error_ways``)."""
         raise ValidationError(f"{self.id} raises no ReplayError; there is nothing to resolve", path="on_replay_error")
 
-    def rejected_turn(self, request: PreparedRequest, message: str) -> int | None:
-        """After the provider answered ``request`` with HTTP 400 and ``message``:
-        the index of the turn to unseal and send again without, or None when
-        ``message`` is not the provider's documented rejection of replayed
-        thinking (``connection.rejections``) or nothing went out sealed. The
-        turn the message names (``named_turn``) when it names a kept one, else
-        the first kept turn: every later turn bound over it is unsealed with it."""
+    def rejected_turn(self, replay: Replay, message: str) -> int | None:
+        """After the provider answered the request ``replay`` decided with HTTP
+        400 and ``message``: the index of the turn to unseal and send again
+        without, or None when ``message`` is not the provider's documented
+        rejection of replayed thinking (``connection.rejections``) or nothing
+        went out sealed. The turn the message names (``named_turn``) when it
+        names a kept one, else the first kept turn: every later turn bound over
+        it is unsealed with it. (The client and the gateway both ask this.)"""
         if not self.connection.rejects_thinking(message):
             return None
-        kept = [entry.index for entry in request.report if entry.kept]
+        kept = [entry.index for entry in replay.report if entry.kept]
         if not kept:
             return None
-        named = self.named_turn(request._replay, message)
+        named = self.named_turn(replay, message)
         return named if named in kept else kept[0]
 
     def named_turn(self, replay: Replay, message: str) -> int | None:

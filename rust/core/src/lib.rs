@@ -8,6 +8,7 @@
 //! - [`parse`]: a strict JSON reader for stored conversations (a fast path
 //!   that refuses what it is not sure of).
 //! - [`wire`]: the compact JSON of request bodies (Python `json.dumps` bytes).
+//! - [`spans`]: the byte spans of a request body's messages, for editing it in place.
 //!
 //! No Python here: the `thinkseal-python` crate walks Python objects into these types.
 
@@ -19,6 +20,7 @@ pub mod jcs;
 pub mod ledger;
 pub mod model;
 pub mod parse;
+pub mod spans;
 pub mod wire;
 
 pub use digest::{Digest, VERSION};

@@ -226,6 +226,24 @@ fn frozen_json<'py>(
     guard(py, || load::frozen_json(text, frozen_dict, frozen_list))
 }
 
+/// The byte spans of the elements of the top-level array member `key` of the
+/// JSON object `text` (the gateway's request bodies), or `None`.
+#[pyfunction]
+fn member_spans(py: Python<'_>, text: &[u8], key: &str) -> PyResult<Option<Vec<(usize, usize)>>> {
+    guard(py, || {
+        Ok(thinkseal_core::spans::member_array_spans(text, key))
+    })
+}
+
+/// The byte span of the value of the top-level member `key` of the JSON
+/// object `text`, or `None`.
+#[pyfunction]
+fn member_span(py: Python<'_>, text: &[u8], key: &str) -> PyResult<Option<(usize, usize)>> {
+    guard(py, || {
+        Ok(thinkseal_core::spans::member_value_span(text, key))
+    })
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FINGERPRINT_VERSION", digest::VERSION)?;
@@ -247,5 +265,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ledger::ledger_keys, m)?)?;
     m.add_function(wrap_pyfunction!(ledger::ledger_entry_key, m)?)?;
     m.add_function(wrap_pyfunction!(ledger::ledger_check, m)?)?;
+    m.add_function(wrap_pyfunction!(member_spans, m)?)?;
+    m.add_function(wrap_pyfunction!(member_span, m)?)?;
     Ok(())
 }

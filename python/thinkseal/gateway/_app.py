@@ -1,0 +1,545 @@
+"""The gateway as an ASGI application (``thinkseal.gateway.app(config)``).
+
+Per request to a route's provider API: read the body, import it
+(``_surfaces``), attach it to the ledger, make the replay decision for the
+upstream it goes to, edit the body in place where a turn goes out unsealed
+(``_edit``), forward it, relay the answer to the client as it arrives, and
+bind and record the reply from what was relayed. Anything else under a route's
+prefix is forwarded to that route's upstream as it is; nothing else is
+reachable. ``/healthz`` and ``/metrics`` are the gateway's own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
+
+from .._binding import Origin
+from .._conversation import Conversation
+from .._errors import ThinksealError, ValidationError
+from .._messages import AssistantMessage
+from .._replay import Replay
+from ..ledger import AsyncLedger, Attached, Recognition
+from ..ledger._backend import BackendError
+from ._config import Config, Route
+from ._edit import edited, replaced_member
+from ._metrics import Metrics
+from ._surfaces import Incoming, Surface, surface_of
+
+log = logging.getLogger("thinkseal.gateway")
+
+Scope = Mapping[str, Any]
+Receive = Callable[[], Awaitable[Mapping[str, Any]]]
+Send = Callable[[Mapping[str, Any]], Awaitable[None]]
+
+# Not forwarded either way: they describe one connection, not the request.
+_HOP_BY_HOP = frozenset(
+    {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade", "host"}
+)
+# Credentials a client may send, one per provider auth kind.
+_CREDENTIAL_HEADERS = ("authorization", "x-api-key", "x-goog-api-key")
+_TOKEN_HEADER = "x-thinkseal-token"
+
+
+class Refusal(Exception):
+    """An answer the gateway gives itself: ``status`` and a JSON ``body``."""
+
+    def __init__(self, status: int, message: str, kind: str = "invalid_request_error") -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.kind = kind
+
+    def body(self) -> bytes:
+        return json.dumps({"type": "error", "error": {"type": self.kind, "message": self.message}}).encode()
+
+
+def open_ledger(config: Config) -> AsyncLedger:
+    where = config.ledger
+    secret = config.ledger_secret
+    if where == "memory":
+        return AsyncLedger(secret=secret)
+    if where.startswith("sqlite://"):
+        return AsyncLedger.sqlite(where.removeprefix("sqlite://"), secret=secret)
+    if where.startswith(("postgres://", "postgresql://")):
+        return AsyncLedger.postgres(where, secret=secret)
+    if where.startswith(("redis://", "rediss://")):
+        return AsyncLedger.redis(where, secret=secret)
+    raise ValidationError(
+        "gateway.ledger: expected memory, sqlite:///PATH, postgresql://... or redis://...", path="gateway.ledger"
+    )
+
+
+def account_of(key: bytes, credential: str | None) -> str | None:
+    """The account a credential stands for: a keyed hash of it, never the credential."""
+    if not credential:
+        return None
+    return "k" + hashlib.blake2b(credential.encode(), key=key[:64], digest_size=12).hexdigest()
+
+
+class Decision:
+    """What the gateway decided for one request: the body to send, the replay
+    behind it, and the counts its answer reports."""
+
+    __slots__ = ("attached", "body", "incoming", "kept", "origin", "reasons", "replay", "unsealed")
+
+    def __init__(
+        self,
+        body: bytes,
+        incoming: Incoming,
+        attached: Attached,
+        replay: Replay,
+        origin: Origin,
+        kept: int,
+        unsealed: int,
+        reasons: dict[str, int],
+    ) -> None:
+        self.body = body
+        self.incoming = incoming
+        self.attached = attached
+        self.replay = replay
+        self.origin = origin
+        self.kept = kept
+        self.unsealed = unsealed
+        self.reasons = reasons
+
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        out = [(b"thinkseal-kept", str(self.kept).encode()), (b"thinkseal-unsealed", str(self.unsealed).encode())]
+        if self.reasons:
+            text = ",".join(f"{reason}={count}" for reason, count in sorted(self.reasons.items()))
+            out.append((b"thinkseal-reasons", text.encode()))
+        return out
+
+
+class Gateway:
+    """The ASGI application. ``config``: a ``Config``."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.metrics = Metrics()
+        self._ledger: AsyncLedger | None = None
+        self._http: Any = None
+        self._surfaces: dict[str, Surface] = {}
+        for route in config.routes:
+            from ..providers import provider  # noqa: PLC0415
+
+            self._surfaces[route.prefix] = surface_of(provider(route.provider))
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def _open(self) -> None:
+        if self._http is None:
+            import httpx  # noqa: PLC0415
+
+            self._http = httpx.AsyncClient(follow_redirects=False, timeout=self.config.timeout)
+        if self._ledger is None:
+            self._ledger = open_ledger(self.config)
+
+    async def close(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+        if self._ledger is not None:
+            await self._ledger.close()
+            self._ledger = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        elif scope["type"] == "http":
+            await self._open()
+            await self._http_request(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self._open()
+                except (ThinksealError, OSError) as err:
+                    await send({"type": "lifespan.startup.failed", "message": str(err)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.close()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    # -- one request -----------------------------------------------------------------------
+
+    async def _http_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope["path"]
+        started = time.perf_counter()
+        if path == "/healthz":
+            await _answer(send, 200, b'{"status":"ok"}', [(b"content-type", b"application/json")])
+            return
+        if path == "/metrics":
+            await _answer(send, 200, self.metrics.render().encode(), [(b"content-type", b"text/plain; version=0.0.4")])
+            return
+        found = self.config.route_of(path)
+        if found is None:
+            await _refuse(send, Refusal(404, f"no route serves {path!r}", "not_found_error"))
+            return
+        route, provider_path = found
+        headers = _headers(scope)
+        try:
+            credential = self._authorise(route, headers)
+            raw = await _read_body(receive, self.config.max_body, headers)
+            surface = self._surfaces[route.prefix]
+            served = scope["method"] == "POST" and surface.serves(provider_path)
+            decision = await self._decide(route, surface, raw, provider_path, credential) if served else None
+        except Refusal as refusal:
+            self.metrics.count("requests", route=route.prefix, status=str(refusal.status))
+            await _refuse(send, refusal)
+            return
+        upstream_headers = self._upstream_headers(route, headers)
+        url = route.upstream + provider_path + (("?" + scope["query_string"].decode()) if scope["query_string"] else "")
+        body = raw if decision is None else decision.body
+        status = await self._forward(scope["method"], url, upstream_headers, body, decision, route, surface, send)
+        elapsed = time.perf_counter() - started
+        self.metrics.count("requests", route=route.prefix, status=str(status))
+        self.metrics.observe("request_seconds", elapsed, route=route.prefix)
+        log.info(
+            json.dumps(
+                {
+                    "route": route.prefix,
+                    "provider": route.provider,
+                    "path": provider_path,
+                    "status": status,
+                    "kept": None if decision is None else decision.kept,
+                    "unsealed": None if decision is None else decision.unsealed,
+                    "reasons": None if decision is None else decision.reasons,
+                    "model": None if decision is None else decision.origin.model,
+                    "bytes_in": len(raw),
+                    "ms": round(elapsed * 1000, 2),
+                }
+            )
+        )
+
+    def _authorise(self, route: Route, headers: Mapping[str, str]) -> str | None:
+        """Check the client's token (when tokens are configured) and return the
+        credential the upstream request carries (the route's key, or the
+        client's own)."""
+        tokens = self.config.client_tokens
+        client_credential = _credential(headers)
+        if tokens:
+            presented = headers.get(_TOKEN_HEADER) or (client_credential if route.api_key else None)
+            if presented not in tokens:
+                raise Refusal(401, "a valid gateway token is required", "authentication_error")
+        return route.api_key if route.api_key else client_credential
+
+    def _upstream_headers(self, route: Route, headers: Mapping[str, str]) -> dict[str, str]:
+        out = {
+            k: v
+            for k, v in headers.items()
+            if k not in _HOP_BY_HOP and k not in ("content-length", "accept-encoding", _TOKEN_HEADER)
+        }
+        out["accept-encoding"] = "identity"  # relayed as it comes, and read as it goes by
+        if route.api_key:
+            for name in _CREDENTIAL_HEADERS:
+                out.pop(name, None)
+            from ..providers import provider  # noqa: PLC0415
+
+            auth = provider(route.provider).connection.auth
+            if auth == "x-api-key":
+                out["x-api-key"] = route.api_key
+            elif auth == "x-goog-api-key":
+                out["x-goog-api-key"] = route.api_key
+            else:
+                out["authorization"] = f"Bearer {route.api_key}"
+        return out
+
+    async def _decide(
+        self, route: Route, surface: Surface, raw: bytes, path: str, credential: str | None
+    ) -> Decision | None:
+        """The body to send for a provider API request, or None when the body is
+        not one thinkseal reads (it is then forwarded as it came, and said so)."""
+        try:
+            document = json.loads(raw)
+        except (ValueError, RecursionError):
+            raise Refusal(400, "the request body is not valid JSON") from None
+        if not isinstance(document, dict):
+            raise Refusal(400, "the request body is not a JSON object")
+        try:
+            incoming = surface.read(document, path)
+        except ValidationError as err:
+            log.warning(json.dumps({"route": route.prefix, "not_read": err.path or "body"}))
+            self.metrics.count("passed_through", route=route.prefix)
+            return None
+        account = account_of(self.config.account_key, credential)
+        model = route.models.get(incoming.model, incoming.model)
+        origin = Origin(route.provider, model, account)
+        attached = await self._attach(incoming.conversation, account)
+        replay, edits, counts = self._edits(attached, origin, surface, incoming)
+        body = edited(raw, incoming.field, edits)
+        if model != incoming.model:
+            body = replaced_member(body, "model", model)
+        kept, unsealed, reasons = counts
+        self.metrics.count("turns_kept", kept, route=route.prefix)
+        for reason, n in reasons.items():
+            self.metrics.count("turns_unsealed", n, route=route.prefix, reason=reason)
+        return Decision(body, incoming, attached, replay, origin, kept, unsealed, reasons)
+
+    async def _attach(self, conversation: Conversation, account: str | None) -> Attached:
+        assert self._ledger is not None
+        return await self._ledger.attach(conversation, account=account)
+
+    def _edits(
+        self, attached: Attached, origin: Origin, surface: Surface, incoming: Incoming
+    ) -> tuple[Replay, dict[int, object | None], tuple[int, int, dict[str, int]]]:
+        """The replay decision for ``origin``, the wire elements to replace, and
+        the counts (kept, unsealed, per reason) of the turns with sealed parts."""
+        conversation = attached.conversation
+        unknown = {t.index for t in attached.turns if t.status is Recognition.UNKNOWN}
+        keep_unknown = self.config.unknown_seals == "keep"
+        replay = conversation.replay(origin)
+        edits: dict[int, object | None] = {}
+        kept = 0
+        reasons: dict[str, int] = {}
+        for entry in replay.report:
+            turn = conversation[entry.index]
+            assert isinstance(turn, AssistantMessage)
+            if entry.kept or (keep_unknown and entry.index in unknown):
+                kept += turn.has_sealed_parts
+                continue
+            sent = replay.sent(entry.index)
+            if sent is turn:
+                continue  # nothing sealed to take off, no call to drop: it goes as it came
+            assert isinstance(sent, AssistantMessage)
+            edits[incoming.turns[entry.index]] = surface.turn_wire(sent)
+            reasons[str(entry.reason)] = reasons.get(str(entry.reason), 0) + 1
+        return replay, edits, (kept, sum(reasons.values()), reasons)
+
+    async def _forward(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        body: bytes,
+        decision: Decision | None,
+        route: Route,
+        surface: Surface,
+        send: Send,
+    ) -> int:
+        """Send ``body`` upstream and relay the answer as it arrives; return its status."""
+        import httpx  # noqa: PLC0415
+
+        request = self._http.build_request(method, url, content=body, headers=headers)
+        try:
+            response = await self._http.send(request, stream=True)
+        except httpx.TimeoutException:
+            await _refuse(send, Refusal(504, "the upstream did not answer in time", "timeout_error"))
+            return 504
+        except httpx.TransportError as err:
+            await _refuse(send, Refusal(502, f"the upstream could not be reached ({type(err).__name__})", "api_error"))
+            return 502
+        try:
+            if decision is not None and response.status_code == 400 and self.config.recover:
+                raw = await response.aread()
+                retried = await self._recovered(raw, decision, route, surface, method, url, headers)
+                if retried is None:
+                    return await self._relay(response, decision, surface, send, None, raw)
+                await response.aclose()
+                response, decision, recovered = retried
+                return await self._relay(response, decision, surface, send, recovered)
+            return await self._relay(response, decision, surface, send, None)
+        finally:
+            await response.aclose()
+
+    async def _recovered(
+        self,
+        raw: bytes,
+        decision: Decision,
+        route: Route,
+        surface: Surface,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+    ) -> tuple[Any, Decision, int] | None:
+        """After a 400 whose body is ``raw``: when it is the provider rejecting
+        thinking this request kept, the answer to the request sent once more
+        with that turn unsealed (None: relay the 400 as it is)."""
+        message = _error_message(raw)
+        turn = surface.adapter.rejected_turn(decision.replay, message) if message else None
+        if turn is None:
+            return None
+        conversation = decision.attached.conversation
+        messages = list(conversation)
+        original = messages[turn]
+        assert isinstance(original, AssistantMessage)
+        messages[turn] = original.unsealed()
+        unsealed = conversation.with_messages(messages)
+        attached = Attached(unsealed, decision.attached.turns)
+        replay, edits, (kept, count, reasons) = self._edits(attached, decision.origin, surface, decision.incoming)
+        body = edited(decision.body, decision.incoming.field, edits)
+        retried = Decision(body, decision.incoming, attached, replay, decision.origin, kept, count, reasons)
+        self.metrics.count("recoveries", route=route.prefix)
+        request = self._http.build_request(method, url, content=body, headers=headers)
+        return await self._http.send(request, stream=True), retried, turn
+
+    async def _relay(
+        self,
+        response: Any,
+        decision: Decision | None,
+        surface: Surface,
+        send: Send,
+        recovered: int | None,
+        read: bytes | None = None,
+    ) -> int:
+        """Relay ``response`` to the client as it arrives (``read``: its body,
+        when it was read already), feeding the ledger's recorder on the way."""
+        headers = [
+            (k.encode("latin-1"), v.encode("latin-1"))
+            for k, v in response.headers.items()
+            if k.lower() not in _HOP_BY_HOP and k.lower() not in ("content-length", "content-encoding")
+        ]
+        if decision is not None:
+            headers += decision.headers()
+        if recovered is not None:
+            headers.append((b"thinkseal-recovered", str(recovered).encode()))
+        await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+        recorder = _Recorder(surface, decision) if decision is not None and response.status_code < 300 else None
+        chunks = _once(read) if read is not None else response.aiter_raw()
+        async for chunk in chunks:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            if recorder is not None:
+                recorder.feed(chunk)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        if recorder is not None:
+            await self._record(recorder)
+        return int(response.status_code)
+
+    async def _record(self, recorder: _Recorder) -> None:
+        message = recorder.finish()
+        if message is None or self._ledger is None:
+            return
+        try:
+            await self._ledger.record(message)
+        except BackendError as err:
+            log.warning("the reply could not be recorded (%s)", type(err).__name__)
+
+
+class _Recorder:
+    """Reads the answer as it is relayed (whole or streamed) with the
+    adapter's own parser, and gives the reply bound to the request as sent."""
+
+    def __init__(self, surface: Surface, decision: Decision) -> None:
+        self.adapter = surface.adapter
+        self.decision = decision
+        self.streaming = decision.incoming.stream
+        self.chunks: list[bytes] = []
+        if self.streaming:
+            from ..client._events import decoder  # noqa: PLC0415
+
+            self.frames = decoder(self.adapter.connection.stream_format, self.adapter.id)
+            self.parser = self.adapter.new_stream()
+        self.failed = False
+
+    def feed(self, chunk: bytes) -> None:
+        if self.failed:
+            return
+        try:
+            if self.streaming:
+                for event in self.frames.feed(chunk):
+                    self.parser.feed(event)
+            else:
+                self.chunks.append(chunk)
+        except ThinksealError as err:
+            self.failed = True
+            log.warning("the answer could not be read for the ledger (%s)", type(err).__name__)
+
+    def finish(self) -> AssistantMessage | None:
+        if self.failed:
+            return None
+        try:
+            if self.streaming:
+                for event in self.frames.close():
+                    self.parser.feed(event)
+                message = self.parser.finish()
+            else:
+                message = self.adapter.parse(json.loads(b"".join(self.chunks)))
+        except (ThinksealError, ValueError, RecursionError) as err:
+            log.warning("the answer could not be read for the ledger (%s)", type(err).__name__)
+            return None
+        return self.decision.replay.bind(message)
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, value in scope.get("headers", ()):
+        key = name.decode("latin-1").lower()
+        text = value.decode("latin-1")
+        out[key] = f"{out[key]}, {text}" if key in out else text
+    return out
+
+
+def _credential(headers: Mapping[str, str]) -> str | None:
+    for name in _CREDENTIAL_HEADERS:
+        value = headers.get(name)
+        if value:
+            return value.removeprefix("Bearer ").removeprefix("bearer ")
+    return None
+
+
+async def _read_body(receive: Receive, limit: int, headers: Mapping[str, str]) -> bytes:
+    declared = headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise Refusal(413, f"the request body is over the gateway's limit of {limit} bytes", "request_too_large")
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise Refusal(400, "the client went away before its body arrived")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise Refusal(413, f"the request body is over the gateway's limit of {limit} bytes", "request_too_large")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _error_message(raw: bytes) -> str | None:
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    for error in [value] if not isinstance(value, list) else value:
+        if isinstance(error, Mapping):
+            inner = error.get("error", error)
+            if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
+                return str(inner["message"])
+    return None
+
+
+async def _once(data: bytes) -> AsyncIterator[bytes]:
+    yield data
+
+
+async def _answer(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+async def _refuse(send: Send, refusal: Refusal) -> None:
+    await _answer(send, refusal.status, refusal.body(), [(b"content-type", b"application/json")])
+
+
+def app(config: Config | Mapping[str, Any] | str) -> Gateway:
+    """The gateway for ``config`` (a ``Config``, its decoded tables, or the path
+    of its file), as an ASGI application: ``uvicorn.run(app(...))``."""
+    from ._config import load_config  # noqa: PLC0415
+
+    if isinstance(config, str):
+        config = load_config(config)
+    elif not isinstance(config, Config):
+        config = Config.of(config)
+    return Gateway(config)

@@ -1,0 +1,145 @@
+"""The provider APIs the gateway speaks, one ``Surface`` per wire format: how
+to read a request body into a ``Conversation`` (knowing which wire message
+each assistant turn came from), and what to put in place of a turn that goes
+out unsealed. Replies and streams are read by the provider's adapter itself,
+so the gateway binds and records exactly what the library would.
+
+A surface edits only what thinkseal decides: a turn the replay does not keep
+is replaced by the adapter's own wire form of that turn as sent (its seals
+off, its unanswered calls dropped), and nothing else in the body changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .._conversation import Conversation
+from .._errors import ValidationError
+from .._messages import AssistantMessage
+
+if TYPE_CHECKING:
+    from ..providers import Provider
+
+
+class Incoming:
+    """A request body as the gateway reads it: the ``conversation``, the
+    wire element (in the body's list ``field``) of each assistant turn by its
+    conversation index, the ``model`` asked for and whether it ``stream``s."""
+
+    __slots__ = ("conversation", "field", "model", "stream", "turns")
+
+    def __init__(self, conversation: Conversation, field: str, turns: dict[int, int], model: str, stream: bool) -> None:
+        self.conversation = conversation
+        self.field = field
+        self.turns = turns
+        self.model = model
+        self.stream = stream
+
+
+class Surface:
+    """One provider API. ``paths`` are the provider paths it serves (relative
+    to the route's prefix); ``field`` the body's list of messages."""
+
+    field: ClassVar[str]
+
+    def __init__(self, adapter: Provider) -> None:
+        self.adapter = adapter
+
+    def serves(self, path: str) -> bool:
+        raise NotImplementedError
+
+    def read(self, body: Mapping[str, Any], path: str) -> Incoming:
+        raise NotImplementedError
+
+    def turn_wire(self, turn: AssistantMessage) -> object | None:
+        """The wire element an as-sent turn goes out as (None: none at all)."""
+        raise NotImplementedError
+
+    def model_in_path(self) -> bool:
+        """Whether the model is named in the path rather than the body."""
+        return False
+
+
+def _model(body: Mapping[str, Any]) -> str:
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise ValidationError("model: expected the model's name", path="model")
+    return model
+
+
+def _stream(body: Mapping[str, Any]) -> bool:
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise ValidationError("stream: expected true or false", path="stream")
+    return stream
+
+
+class AnthropicMessages(Surface):
+    """The Messages API (``POST /v1/messages``), for ``anthropic`` (and
+    ``vertex-anthropic``'s body, whose path names the model)."""
+
+    field = "messages"
+
+    def serves(self, path: str) -> bool:
+        return path == "/v1/messages"
+
+    def read(self, body: Mapping[str, Any], path: str) -> Incoming:
+        from ..interop.anthropic import import_messages  # noqa: PLC0415
+
+        messages = body.get("messages")
+        if not isinstance(messages, list):
+            raise ValidationError("messages: expected a list", path="messages")
+        conversation = import_messages(
+            messages, system=body.get("system"), tools=body.get("tools"), output_config=body.get("output_config")
+        )
+        # A system prompt comes first; each wire message is one or more messages (tool results, then text).
+        turns: dict[int, int] = {}
+        index = 1 if body.get("system") is not None else 0
+        for k, element in enumerate(messages):
+            if isinstance(element, Mapping) and element.get("role") == "assistant":
+                turns[index] = k
+                index += 1
+            else:
+                index += _user_messages(element)
+        if index != len(conversation):
+            raise ValidationError("messages: could not be mapped onto the conversation", path="messages")
+        return Incoming(conversation, self.field, turns, _model(body), _stream(body))
+
+    def turn_wire(self, turn: AssistantMessage) -> object | None:
+        wire = self.adapter.wire  # type: ignore[attr-defined]  # the Claude adapters' wire writer
+        if not wire.goes_out(turn):
+            return None  # Anthropic combines the user turns that then stand together
+        return {"role": "assistant", "content": wire.assistant_blocks(turn)}
+
+
+def _user_messages(element: object) -> int:
+    """How many conversation messages a user wire message imports as: one per
+    tool result, and one for the rest of its content (if any)."""
+    if not isinstance(element, Mapping):
+        return 1
+    content = element.get("content")
+    if isinstance(content, str):
+        return 1
+    if not isinstance(content, list):
+        return 1
+    results = sum(1 for b in content if isinstance(b, Mapping) and b.get("type") == "tool_result")
+    return results + (1 if len(content) > results else 0)
+
+
+SURFACES: dict[str, type[Surface]] = {
+    "anthropic": AnthropicMessages,
+    "vertex-anthropic": AnthropicMessages,
+}
+"""The surface of each provider id the gateway serves (the others are refused
+in the configuration, with what is served)."""
+
+
+def surface_of(adapter: Provider) -> Surface:
+    kind = SURFACES.get(adapter.id)
+    if kind is None:
+        raise ValidationError(
+            f"provider: the gateway does not serve {adapter.id!r} yet; it serves {', '.join(SURFACES)}",
+            path="provider",
+        )
+    return kind(adapter)
