@@ -78,6 +78,18 @@ def _request_flags(parser: argparse.ArgumentParser, *, required: bool) -> None:
     )
 
 
+def _ledger_flags(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--ledger",
+        metavar="URL",
+        help=f"a seal ledger to attach the history to first ({what}): sqlite:///PATH, postgresql://... or "
+        "redis://... (docs/ledger.md)",
+    )
+    parser.add_argument(
+        "--account", metavar="ACCOUNT", help="the account the history's turns were recorded under (with --ledger)"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__  # noqa: PLC0415
 
@@ -104,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--edit", type=int, metavar="INDEX", help="replace message INDEX by an edited user message first"
     )
     report.add_argument("--body", action="store_true", help="also print the body of the next request")
+    _ledger_flags(report, "turns it recognises are decided as bound")
     _json_flag(report, "the report")
 
     body = commands.add_parser(
@@ -131,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
         "input/instructions/tools; pydantic-ai: ModelMessagesTypeAdapter JSON); - for stdin",
     )
     imports.add_argument("-o", "--output", metavar="OUT", help="write the conversation here (default: stdout)")
+    _ledger_flags(imports, "turns it recognises are written bound")
 
     emulate = commands.add_parser(
         "emulate",

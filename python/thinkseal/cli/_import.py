@@ -22,7 +22,7 @@ from typing import Any
 from .._conversation import Conversation
 from .._errors import ValidationError
 from .._messages import AssistantMessage
-from ._input import InputError, read_json, read_text
+from ._input import InputError, attached, read_json, read_text
 
 __all__ = ["run"]
 
@@ -88,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
             conversation = _converter(args.source)(messages, **keywords)
     except ValidationError as err:
         raise InputError(f"{path}: {err}") from None
+    conversation, recognised = attached(conversation, args.ledger, args.account)
     text = conversation.to_json()
     if args.output is None:
         print(text)
@@ -98,9 +99,11 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"{args.output}: cannot write: {err.strerror or err}") from None
     turns = [m for m in conversation if isinstance(m, AssistantMessage)]
     sealed = sum(1 for m in turns if m.has_sealed_thinking)
+    bound = sum(1 for m in turns if m.thinking_binding is not None)
+    how = f"ledger: {recognised}" if recognised else "unbound until attached to a ledger or Conversation.rebind"
     print(
         f"thinkseal: wrote {args.output}: {len(conversation)} messages, {len(turns)} assistant turn(s) "
-        f"({sealed} with sealed thinking, unbound until Conversation.rebind), {len(conversation.tools)} tool(s)",
+        f"({sealed} with sealed thinking, {bound} bound; {how}), {len(conversation.tools)} tool(s)",
         file=sys.stderr,
     )
     return 0

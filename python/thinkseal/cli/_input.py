@@ -114,3 +114,20 @@ def target_text(target: Origin) -> str:
     """``PROVIDER:MODEL[:ACCOUNT]``, as ``--target`` takes it."""
     text = f"{target.provider}:{target.model}"
     return f"{text}:{target.account}" if target.account else text
+
+
+def attached(conversation: Conversation, ledger: str | None, account: str | None) -> tuple[Conversation, str | None]:
+    """``conversation`` attached to the ledger at URL ``ledger`` (as it is
+    without one), and a line saying what the ledger recognised."""
+    if ledger is None:
+        if account is not None:
+            raise InputError("--account goes with --ledger")
+        return conversation, None
+    from ..ledger import open_ledger  # noqa: PLC0415
+
+    with open_ledger(ledger) as opened:
+        result = opened.attach(conversation, account=account)
+    counts = {
+        status: sum(1 for t in result.turns if t.status == status) for status in ("recognised", "changed", "unknown")
+    }
+    return result.conversation, ", ".join(f"{n} {status}" for status, n in counts.items())

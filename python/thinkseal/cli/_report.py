@@ -12,7 +12,7 @@ from .._errors import ReplayError
 from .._messages import AssistantMessage, UserMessage
 from .._replay import ReplayReport
 from ..providers import provider
-from ._input import InputError, default_target, load_conversation, request_options, target_text
+from ._input import InputError, attached, default_target, load_conversation, request_options, target_text
 from ._output import Out, dumps
 
 __all__ = ["report_rows", "run", "turn_summary"]
@@ -80,6 +80,7 @@ REPORT_HEADERS = (">index", "replay", "reason", "thinking", "content")
 def run(args: argparse.Namespace) -> int:
     out = Out()
     conversation, name = load_conversation(args.file)
+    conversation, recognised = attached(conversation, args.ledger, args.account)
     if args.edit is not None:
         conversation = _edited(conversation, args.edit)
     target = args.target or default_target(conversation)
@@ -99,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
             "file": name,
             "target": target_text(target),
             "messages": len(conversation),
+            "ledger": recognised,
             "turns": report_json(conversation, report),
             "next_request": {"accepted": True}
             if rejected is None
@@ -113,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     out.line(
         f"{out.paint(name, 'bold')}  target {out.paint(target_text(target), 'cyan')}  "
         f"{len(conversation)} messages, {len(report)} assistant turn{'' if len(report) == 1 else 's'}, "
-        f"{kept} replayed sealed"
+        f"{kept} replayed sealed" + (f"; ledger: {recognised}" if recognised else "")
     )
     if len(report):
         out.table(REPORT_HEADERS, report_rows(out, conversation, report))

@@ -23,7 +23,7 @@ from .._conversation import Conversation
 from .._errors import ThinksealError, ValidationError
 from .._messages import AssistantMessage
 from .._replay import Replay
-from ..ledger import AsyncLedger, Attached, Recognition
+from ..ledger import AsyncLedger, Attached, Recognition, open_async_ledger
 from ..ledger._backend import BackendError
 from ._config import Config, Route
 from ._edit import edited, replaced_member
@@ -59,19 +59,7 @@ class Refusal(Exception):
 
 
 def open_ledger(config: Config) -> AsyncLedger:
-    where = config.ledger
-    secret = config.ledger_secret
-    if where == "memory":
-        return AsyncLedger(secret=secret)
-    if where.startswith("sqlite://"):
-        return AsyncLedger.sqlite(where.removeprefix("sqlite://"), secret=secret)
-    if where.startswith(("postgres://", "postgresql://")):
-        return AsyncLedger.postgres(where, secret=secret)
-    if where.startswith(("redis://", "rediss://")):
-        return AsyncLedger.redis(where, secret=secret)
-    raise ValidationError(
-        "gateway.ledger: expected memory, sqlite:///PATH, postgresql://... or redis://...", path="gateway.ledger"
-    )
+    return open_async_ledger(config.ledger, secret=config.ledger_secret)
 
 
 def account_of(key: bytes, credential: str | None) -> str | None:

@@ -5,6 +5,9 @@
     attached = ledger.attach(imported_history)  # a history held elsewhere
     request = adapter.prepare(attached.conversation, model=...)
 
+``open_ledger(url)`` / ``open_async_ledger(url)`` open one from a URL
+(``memory``, ``sqlite:///PATH``, ``postgresql://...``, ``redis://...``).
+
 Backends: in memory (``Ledger()``), SQLite (standard library), PostgreSQL
 (psycopg 3) and Redis (redis-py); ``AsyncLedger`` has the same shapes with
 awaitable methods. The PostgreSQL and Redis backends import their driver on
@@ -14,6 +17,25 @@ first use.
 from __future__ import annotations
 
 from ._backend import BackendError
-from ._ledger import DEFAULT_TTL, AsyncLedger, Attached, AttachedTurn, Ledger, Recognition
+from ._ledger import (
+    DEFAULT_TTL,
+    AsyncLedger,
+    Attached,
+    AttachedTurn,
+    Ledger,
+    Recognition,
+    open_async_ledger,
+    open_ledger,
+)
 
-__all__ = ["DEFAULT_TTL", "AsyncLedger", "Attached", "AttachedTurn", "BackendError", "Ledger", "Recognition"]
+__all__ = [
+    "DEFAULT_TTL",
+    "AsyncLedger",
+    "Attached",
+    "AttachedTurn",
+    "BackendError",
+    "Ledger",
+    "Recognition",
+    "open_async_ledger",
+    "open_ledger",
+]

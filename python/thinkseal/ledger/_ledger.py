@@ -415,4 +415,52 @@ class AsyncLedger:
         return f"thinkseal.AsyncLedger({self._backend!r})"
 
 
-__all__ = ["DEFAULT_TTL", "AsyncLedger", "Attached", "AttachedTurn", "Datum", "Ledger", "Recognition"]
+__all__ = [
+    "DEFAULT_TTL",
+    "AsyncLedger",
+    "Attached",
+    "AttachedTurn",
+    "Datum",
+    "Ledger",
+    "Recognition",
+    "open_async_ledger",
+    "open_ledger",
+]
+
+
+def _target(url: str) -> tuple[str, str]:
+    """The backend and its argument a ledger URL names."""
+    if not isinstance(url, str) or not url:
+        raise ValidationError("ledger: expected memory, sqlite:///PATH, postgresql://... or redis://...", path="ledger")
+    if url == "memory":
+        return "memory", ""
+    if url.startswith("sqlite://"):
+        return "sqlite", url.removeprefix("sqlite://")
+    if url.startswith(("postgres://", "postgresql://")):
+        return "postgres", url
+    if url.startswith(("redis://", "rediss://")):
+        return "redis", url
+    raise ValidationError(
+        f"ledger: {url.split(':', 1)[0]!r} is not a ledger backend; expected memory, sqlite:///PATH, "
+        "postgresql://... or redis://...",
+        path="ledger",
+    )
+
+
+def open_ledger(url: str, **options: Any) -> Ledger:
+    """The ``Ledger`` a URL names: ``memory``, ``sqlite:///PATH``,
+    ``postgresql://...`` or ``redis://...`` (``options``: ttl, max_entries, secret)."""
+    kind, where = _target(url)
+    if kind == "memory":
+        return Ledger(**options)
+    opener: Callable[..., Ledger] = getattr(Ledger, kind)
+    return opener(where, **options)
+
+
+def open_async_ledger(url: str, **options: Any) -> AsyncLedger:
+    """``open_ledger``, as an ``AsyncLedger``."""
+    kind, where = _target(url)
+    if kind == "memory":
+        return AsyncLedger(**options)
+    opener: Callable[..., AsyncLedger] = getattr(AsyncLedger, kind)
+    return opener(where, **options)
