@@ -187,4 +187,4 @@ def test_async_load_event_loop_stall(benchmark: Any, store: Store, collector: st
     benchmark.extra_info["messages"] = STALL_ROWS
     benchmark.extra_info["longest_stall_ms"] = [round(s * 1000, 1) for s in stalls]
     print(f"\n{type(store).__name__} {collector}: longest stalls {benchmark.extra_info['longest_stall_ms']} ms")
-    assert len(stalls) == 3
+    assert stalls, "the load never ran"  # --benchmark-disable runs pedantic once
