@@ -29,6 +29,7 @@ from ._walk import (
     Reason,
     ReasonName,
     Walk,
+    claimed_call,
     decide_with_chain,
     decide_without_chain,
     ensure_digests,
@@ -190,14 +191,11 @@ class OpenRun:
         i = self.turn + 1 + len(self._sent)
         while i < total:
             message = items[i]
-            call_id = message.tool_call_id if isinstance(message, ToolMessage) else None
-            hit = call_id is not None and call_id in self._wanted and call_id not in self._seen
-            if hit:
-                self._seen.add(call_id)  # type: ignore[arg-type]
-            self._hits.append(call_id if hit else None)
-            stray = isinstance(message, ToolMessage) and not hit
+            hit = claimed_call(message, self._wanted, self._seen)
+            self._hits.append(hit)
+            stray = isinstance(message, ToolMessage) and hit is None
             self._sent.append(stray_tool_message(message) if stray else message)  # type: ignore[arg-type]
-            self._answered.append(self._answered[-1] + hit)
+            self._answered.append(self._answered[-1] + (hit is not None))
             i += 1
         return total - self.turn - 1
 

@@ -70,6 +70,21 @@ def stray_tool_message(message: ToolMessage) -> UserMessage:
     return UserMessage((header, *content))
 
 
+def claimed_call(message: Message, wanted: set[str], answered: set[str]) -> str | None:
+    """The call ``message`` answers, in the run of tool and system messages
+    after a turn whose call ids are ``wanted``, given the ids ``answered``
+    earlier in that run (to which it is added): a tool result answers a call
+    of the turn that no earlier result answered. None for anything else. The
+    one statement of the pairing rule; ``Pairing`` and the open run's
+    incremental reading both ask it."""
+    if isinstance(message, ToolMessage):
+        call_id = message.tool_call_id
+        if call_id in wanted and call_id not in answered:
+            answered.add(call_id)
+            return call_id
+    return None
+
+
 class Pairing:
     """Tool pairing, followed through a conversation in one pass: which calls
     of the last assistant turn are answered, and whether a tool message is.
@@ -109,14 +124,11 @@ class Pairing:
         answered: set[str] = set()
         wanted = {c.id for c in message.tool_calls}
         i = index + 1
-        while i < self._total and wanted:
+        while i < self._total and len(answered) < len(wanted):
             item = self._items[i]
-            if isinstance(item, ToolMessage):
-                if item.tool_call_id in wanted:
-                    wanted.discard(item.tool_call_id)
-                    answered.add(item.tool_call_id)
-            elif item.role != "system":
+            if item.role not in ("tool", "system"):
                 break
+            claimed_call(item, wanted, answered)
             i += 1
         self._open = set(answered)
         return answered

@@ -5,12 +5,23 @@ error names, recorded on the ``Reply``."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 import thinkseal
-from thinkseal import Conversation, ReplayError, SystemMessage, ValidationError
+from thinkseal import (
+    AssistantMessage,
+    Conversation,
+    ReplayError,
+    SystemMessage,
+    ThinkingBlock,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    ValidationError,
+)
 from thinkseal.testing import Step
 
 from .drive import Driver, answered
@@ -74,3 +85,24 @@ def test_an_unknown_policy_is_refused() -> None:
 def test_adapters_without_replay_errors_have_no_way_out() -> None:
     with pytest.raises(ValidationError, match="nothing to resolve"):
         thinkseal.provider("openai").resolve_replay_error({}, "drop_block")
+
+
+def test_a_way_the_adapter_does_not_offer_leaves_the_replay_error() -> None:
+    """Responses raises ``ReplayError`` for a ``previous_response_id`` whose turn
+    no longer holds, and offers no way out: the client asks the adapter
+    (``replay_error_ways``) and raises the error itself, not a complaint that
+    there is nothing to resolve."""
+    item = json.dumps({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA"})
+    turn = AssistantMessage(
+        tool_calls=[ToolCall("call_1", "f", {})], thinking=[ThinkingBlock.Opaque("openai-responses", item)]
+    )
+    conv = Conversation([UserMessage("q?"), turn, ToolMessage("1", "call_1")])
+    assert thinkseal.provider("openai-responses").replay_error_ways == ()
+    with (
+        thinkseal.Client(
+            "openai-responses", api_key="k", base_url="http://127.0.0.1:9", on_replay_error="drop_block", max_retries=0
+        ) as client,
+        pytest.raises(ReplayError) as caught,
+    ):
+        client.send(conv, model="o3", previous_response_id="resp_1")
+    assert (caught.value.index, caught.value.reason) == (1, "unbound")

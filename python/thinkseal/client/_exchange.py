@@ -80,8 +80,8 @@ class Exchange:
         try:
             return self.adapter.prepare(conversation, model=model, stream=stream, **options), ()
         except ReplayError as error:
-            if self.on_replay_error == "raise":
-                raise
+            if self.on_replay_error not in self.adapter.replay_error_ways:
+                raise  # "raise", or a way out this adapter does not offer
             way = self.on_replay_error
             resolved = self.adapter.resolve_replay_error(options, way)
             request = self.adapter.prepare(conversation, model=model, stream=stream, **resolved)

@@ -4,7 +4,8 @@ with ``receive`` and ``stream``, the response-path helpers, and the registry.
 An adapter (one module per wire format) subclasses ``Provider`` and supplies:
 
 - ``build(conversation, replay, model, options, stream) -> Built``: the body
-  (from ``replay.sent_messages()`` and ``replay.code(i)``), path and headers;
+  (from ``replay.sent_messages()``, and ``replay.last_turn()`` where the
+  format checks the open turn), path and headers;
 - ``parse(response) -> AssistantMessage``: an unbound reply from a response body;
 - ``reply_info(response) -> ReplyInfo``: its stop reason, usage, id and model;
 - ``new_stream() -> StreamParser``: an accumulator of streamed events, whose
@@ -16,6 +17,7 @@ and never binds a partial (cut-off) stream.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Final
@@ -40,6 +42,10 @@ if TYPE_CHECKING:
 # ``on_replay_error`` names them: opt into the provider's dropping of blocks that
 # do not verify, or send this request without thinking.
 REPLAY_ERROR_WAYS: Final[tuple[str, ...]] = ("drop_block", "disable_thinking")
+
+# Where Claude's errors name a wire turn: "messages.3.content.0: ..." (Bedrock:
+# "messages.3"); the same text comes back through routers that relay them (OpenRouter).
+WIRE_INDEX: Final = re.compile(r"\bmessages[.\[](\d+)")
 
 
 class Built:

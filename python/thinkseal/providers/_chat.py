@@ -72,7 +72,7 @@ from .._messages import AssistantMessage, Message, SystemMessage, ToolCall, Tool
 from .._replay import Replay
 from .._reply import Delta, ReplyInfo, TextDelta, ThinkingDelta, ToolCallDelta, Usage
 from .._tool import Tool
-from ._base import Built, Provider, StreamParser
+from ._base import WIRE_INDEX, Built, Provider, StreamParser
 from ._options import BODY_FIELDS, check_choice, check_object, frozen_options, response_format
 from ._response import Node, check_depth, error_text, parse_arguments, valid_text, wrap_errors
 from ._wire import counted, fragment, splice, tallied_wire_messages
@@ -504,6 +504,21 @@ class ChatProvider(Provider):
         content = collapse(items, False, False) if items else None
         extra = {"annotations": annotations} if annotations else None
         return assistant_wire(message, reasoning, content, extra, calls)
+
+    def named_turn(self, replay: Replay, message: str) -> int | None:
+        """The conversation index of the assistant turn a relayed Claude error
+        names as ``messages.N`` (an index into this request's ``messages``,
+        system messages included), or None when it names none, or another role."""
+        match = WIRE_INDEX.search(message)
+        if match is None:
+            return None
+        sent = replay.sent_messages()
+        wire = in_wire_order(sent)
+        position = int(match[1])
+        if position >= len(wire) or not isinstance(wire[position], AssistantMessage):
+            return None
+        named = wire[position]
+        return next(i for i, m in enumerate(sent) if m is named)
 
     def _check_options(self, options: Mapping[str, Any], stream: bool) -> dict[str, Any]:
         checked = frozen_options(options, _RESERVED)

@@ -44,7 +44,6 @@ likewise for streamed replies.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Final, Generic, TypeAlias, TypeVar, assert_never
 
@@ -56,7 +55,7 @@ from .._messages import AssistantMessage, Message, Part, SystemMessage, ToolCall
 from .._replay import Replay
 from .._reply import ReplyInfo, Usage
 from .._walk import Reason
-from ._base import REPLAY_ERROR_WAYS, StreamParser
+from ._base import REPLAY_ERROR_WAYS, WIRE_INDEX, StreamParser
 from ._options import response_format
 from ._response import Node, error_text, parse_arguments, wrap_errors
 from ._wire import Fragments, counted, dumps, tallied_wire_messages
@@ -172,14 +171,6 @@ def value_at(options: Mapping[str, Any], path: str) -> Any:
             return None
         value = value.get(key)
     return value
-
-
-# The ways out of a ``ReplayError`` that a request's own options can take
-# (``thinkseal.Client(on_replay_error=...)``); the message names them all.
-
-
-# Where Claude's errors name a wire turn: "messages.3.content.0: ..." (Bedrock: "messages.3").
-WIRE_INDEX: Final = re.compile(r"\bmessages[.\[](\d+)")
 
 
 def resolved_options(options: Mapping[str, Any], thinking_path: str, way: str) -> dict[str, Any]:

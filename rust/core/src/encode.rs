@@ -111,11 +111,11 @@ pub fn put_list_header(out: &mut Vec<u8>, count: usize) {
 }
 
 // Record writers over borrowed fields. Each record's layout is defined here
-// once; `encode_message` (owned model) and the Python walker (borrowed Python
-// strings, rust/python/src/walk.rs) both write through these.
+// once; `encode_message` (owned model) and the Python encoder (borrowed Python
+// strings, rust/python/src/encode.rs) both write through these.
 
 // A system, user or tool record holds its content first: a string, or a list
-// of content-part records. The walker writes the kind byte, then the content
+// of content-part records. The Python encoder writes the kind byte, then the content
 // (`put_str`, or `put_list_header` and the parts), then the rest of the record.
 
 /// The fields of a tool-result record after its content.

@@ -87,7 +87,7 @@ fn write_json(out: &mut Vec<u8>, value: &Json, path: &mut Path) -> Result<(), Jc
 }
 
 /// `[a,b,...]`, each item written by `write_item`, with `path` following along.
-/// Shared by the [`Json`] writer and the Python walker so both lay arrays out alike.
+/// Shared by the [`Json`] writer and the Python encoder so both lay arrays out alike.
 pub fn write_array<T, E>(
     out: &mut Vec<u8>,
     items: &[T],
@@ -369,7 +369,7 @@ impl Path {
     }
 
     /// This path, refusing strings (values and keys) of more than `max_string`
-    /// characters (Unicode code points), where the walker checks them.
+    /// characters (Unicode code points), where the Python encoder checks them.
     #[must_use]
     pub fn with_max_string(mut self, max_string: usize) -> Self {
         self.max_string = max_string;

@@ -1,6 +1,6 @@
 //! The golden vectors of fingerprint version 1, shared with pytest
 //! (tests/vectors/fingerprint-v1.json): the pure-Rust model must produce the
-//! same bytes as the Python walker.
+//! same bytes as the Python encoder.
 
 use serde_json::Value;
 use thinkseal_core::digest;
