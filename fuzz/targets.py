@@ -18,8 +18,9 @@ import thinkseal
 from thinkseal import Conversation, ThinksealError, UserMessage, _load
 from thinkseal.providers import PROVIDER_IDS, PreparedRequest
 
-# The least options each adapter needs to prepare a request (those of
-# tests/providers/emulators' EMULATORS); a provider not listed needs none.
+# The least options each adapter needs to prepare a request (those the
+# emulators of python/thinkseal/testing/ are driven with); a provider not
+# listed needs none.
 OPTIONS: Mapping[str, Mapping[str, Any]] = {
     "anthropic": {"max_tokens": 1024},
     "vertex-anthropic": {"max_tokens": 1024, "project": "test-project", "region": "us-east5"},

@@ -13,7 +13,10 @@ their messages with ``named_tool_messages`` and share the content-part
 mapping, the reply metadata, the streamed-text pieces and the stream base
 below.
 
-What every chat-completions provider requires, and what thinkseal does:
+What every chat-completions provider requires, and what thinkseal does (the
+rules, their sources and the provider's error strings are in
+docs/providers.md#the-chat-completions-providers-openrouter-deepseek-zai-mistral;
+this is how the module implements them):
 
 - Path ``/chat/completions`` relative to the provider's documented base URL.
 - ``messages``: system messages stay in place as ``{"role": "system"}``, with one

@@ -8,8 +8,8 @@ only its spelling (field names, block shapes, option paths), and ``Stream``
 likewise for streamed replies.
 
 - Options: the documented ``thinking`` option rules (``read_thinking``,
-  ``check_sampling``), raising ``ValidationError`` with Claude's own wording
-  where it has one.
+  ``check_sampling``; docs/providers.md#anthropic-thinking-options), raising
+  ``ValidationError`` with Claude's own wording where it has one.
 - Turns: ``wire_parts`` says which parts of an as-sent assistant turn go on the
   wire. Claude takes signed thinking (also with empty text) and redacted
   blocks, in the order received; never unsigned text (foreign reasoning shown
@@ -27,13 +27,10 @@ likewise for streamed replies.
   (each adapter spells the mark); at most ``MAX_BREAKPOINTS`` per request,
   counted once per settled wire message (``WireCache.total``). A part the provider
   cannot take raises ``ValidationError`` at its path in the conversation.
-- Tool loops: with thinking on, the assistant turn a tool loop continues must
-  go out starting with its thinking, or Claude answers 400 ("Expected
-  `thinking` or `redacted_thinking`, but found `tool_use`");
-  ``check_tool_loop`` raises ``ReplayError`` before sending, unless the caller
-  opted into ``block_binding.prefix_mismatch_behavior = "drop_block"``. Under
-  adaptive thinking Claude may answer a tool step without thinking; such a
-  turn (received with no sealed thinking) goes back as it came.
+- Tool loops: ``check_tool_loop`` raises ``ReplayError`` before sending a
+  tool loop whose last assistant turn would lose its leading thinking (the
+  rule, its exceptions and the ``drop_block`` opt-in:
+  docs/providers.md#claudes-tool-loop-and-replayerror).
 - Replies: a thinking block with neither text nor signature carries nothing
   and is not kept; a block of a type the adapter does not know becomes a
   ``Native`` part in its place (``native_part``); every failure is a

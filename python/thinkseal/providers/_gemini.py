@@ -4,8 +4,9 @@ bodies and return the same replies; only the path differs (each adapter
 module says how it builds its own). Replies and streams are read in
 ``_gemini_reply``.
 
-What Gemini requires, and what thinkseal does about it (docs/providers.md,
-Gemini):
+What Gemini requires, and what thinkseal does about it (the rules, their
+sources and Gemini's error strings are in docs/providers.md#gemini; this is how
+the module implements them):
 
 - Thought signatures. A reply part (a text part, a ``functionCall`` part, a
   thought-summary part, an empty text part at the end of a stream, or any

@@ -1,73 +1,23 @@
 """Anthropic Messages API (``POST /v1/messages``).
 
-What Anthropic requires, and what thinkseal does about it:
+What Anthropic requires, and what thinkseal does about it, is in
+docs/providers.md (#anthropic-the-request, then #anthropic-thinking-options,
+#anthropic-replay-rules-and-the-errors-behind-them,
+#claudes-tool-loop-and-replayerror and
+#anthropic-content-parts-caching-and-replies). In short:
 
-- ``max_tokens`` is required: ``prepare`` raises ``ValidationError`` without it.
-  Headers: ``anthropic-version: 2023-06-01``; ``anthropic-beta`` when needed
-  (the ``betas`` option, as in the official SDK, plus the binding-controls beta
-  whenever ``thinking.block_binding`` is set).
-- System messages, wherever they stand, go to the top-level ``system`` field in
-  order (a string for one plain-text message, else a list of text blocks).
-- Each ``tool_use`` must be answered by a ``tool_result`` in the very next user
-  turn: unanswered calls are not sent (which unseals that turn), a result that
-  answers no call goes out as user text naming the call id, and every run of
-  tool results and user text becomes ONE user turn, results first in call
-  order (``is_error`` -> ``tool_result.is_error``).
-- Content parts: text blocks; ``Image`` -> ``image`` with a ``base64`` or
-  ``url`` source; ``Document`` -> ``document`` with a ``base64`` PDF, ``url``
-  or ``text`` (text/plain) source, its ``title`` and ``citations:
-  {"enabled": true}``; a tool result's content is a string when it is one
-  text, else a list of text, image and document blocks. ``Native("anthropic",
-  ...)`` goes out verbatim; another provider's native block as its text, or not
-  at all.
-- Cache breakpoints: ``cache_control: {"type": "ephemeral"}`` (with the
-  breakpoint's ``ttl``, "5m" or "1h", when it has one) on the block before it:
-  a system text block, a tool definition (``Tool(cache=...)``), any block of a
-  user message or tool result (a plain-text message becomes a list of one text
-  block). Anthropic takes at most 4 in a request: more raise
-  ``ValidationError`` in its wording.
-- Thinking goes back as ``thinking {thinking, signature}`` (also with empty
-  text) and ``redacted_thinking {data}``, only for turns the replay decision
-  keeps, part by part in the order received (interleaved thinking, text and
-  tool_use stay interleaved). Unsigned thinking text and other providers'
-  opaque blocks are never sent; empty or white-space-only text blocks are left
-  out (a 400).
-- An assistant turn with no text, no tool calls and no native block (thinking
-  alone) is left out (Claude rejects empty and thinking-only assistant
-  messages); the user turns around it merge.
-- Thinking options are checked with Anthropic's own wording: budget_tokens
-  >= 1024 and < max_tokens (unless the interleaved-thinking beta is on);
-  temperature only 1, no top_k, top_p in [0.95, 1] and no forced tool_choice
-  (manual mode) while thinking is on.
-- With thinking enabled or adaptive, a tool loop's last assistant turn must go
-  out starting with its thinking: ``prepare`` raises ``ReplayError`` when it
-  would not (edited, pruned or re-targeted history), unless the caller set
-  ``thinking.block_binding = {"prefix_mismatch_behavior": "drop_block"}``.
-  Under adaptive thinking a tool step Claude answered without thinking goes
-  back as it came.
-- ``response_format`` json_schema -> ``output_config.format`` (Anthropic's
-  native structured output); ``json_object`` has no native equivalent and
-  raises ``ValidationError``.
-- What Anthropic and Bedrock share (Claude's rules) is in ``_claude``; this
-  module is Anthropic's spelling of it. Claude on Vertex AI takes the same
-  Messages API at another endpoint: ``vertex_anthropic`` is this adapter with
-  its own provider id and ``Adapter.route`` (path, body head, headers).
-- Replies: ``stop_reason``, ``usage`` (``input_tokens``, ``output_tokens``,
-  ``cache_read_input_tokens``, ``cache_creation_input_tokens``,
-  ``output_tokens_details.thinking_tokens``), ``id`` and ``model``. A content
-  block of a type thinkseal does not read (server tool use and results,
-  container uploads, anything newer) is kept in its place as
-  ``Native("anthropic", block)``; a text block with citations as
-  ``Native("anthropic", block, text=its text)``.
-- ``stream=True`` -> ``"stream": true``; ``req.stream()`` reads the SSE events'
-  data objects (``thinking_delta`` concatenates, ``signature_delta`` replaces,
-  ``input_json_delta`` is parsed at the block's stop, ``citations_delta``
-  appends) into the same message as the reply received whole, and returns
-  ``TextDelta``, ``ThinkingDelta`` and ``ToolCallDelta``; a stream without
-  ``message_stop`` is truncated (``ResponseError``). Unknown event types are
-  ignored, as Anthropic's versioning policy asks.
-- A thinking block whose text and signature are both empty carries nothing and
-  is not kept.
+- ``max_tokens`` is required; ``anthropic-version: 2023-06-01``; the ``betas``
+  option (and the binding-controls beta) in ``anthropic-beta``.
+- Claude's rules, shared with Bedrock, are in ``_claude``: tool pairing into
+  one user turn, which thinking parts go on the wire (signed and redacted, in
+  the order received, only in kept turns), the thinking options and the
+  tool-loop check. This module is Anthropic's spelling of them: block shapes,
+  ``cache_control``, ``output_config.format``, the reply's usage fields and the
+  SSE events (``req.stream()`` gives the same message as the reply received
+  whole).
+- Claude on Vertex AI takes the same Messages API at another endpoint:
+  ``vertex_anthropic`` is this adapter with its own provider id and
+  ``Adapter.route`` (path, body head, headers).
 """
 
 from __future__ import annotations

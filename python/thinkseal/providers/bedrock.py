@@ -1,84 +1,25 @@
 """Amazon Bedrock Converse / ConverseStream (Claude rules for thinking).
 
-What Bedrock requires, and what thinkseal does about it:
+What Bedrock requires, and what thinkseal does about it, is in
+docs/providers.md#bedrock (Claude's rules in the Anthropic sections before it:
+#anthropic-thinking-options, #anthropic-replay-rules-and-the-errors-behind-them,
+#claudes-tool-loop-and-replayerror). In short:
 
-- The model id lives in the path, not the body:
-  ``/model/{quote(model, safe="")}/converse`` (``/converse-stream`` with
-  ``stream=True``; the body has no stream flag).
-- System messages, wherever they stand, go to the top-level ``system`` list
-  (``[{"text": ...}]``, in order). Roles must alternate, so every run of tool
-  results and user text becomes ONE user turn, ``toolResult`` blocks first in
-  call order (``status: "error"`` for ``is_error``); unanswered calls are not
-  sent (which unseals that turn) and a result that answers no call goes out as
-  user text naming the call id. Messages with ``toolUse``/``toolResult`` need
-  ``toolConfig``, so a conversation without tools that has them raises
-  ``ValidationError``.
-- Thinking goes back as ``reasoningContent.reasoningText {text, signature}``
-  (signed only; text ``""`` is sent as ``""``, never null) and
-  ``reasoningContent.redactedContent`` (base64 text in the JSON body; decode
-  it to bytes if you hand the body to boto3), only for turns the replay
-  decision keeps, in the order received. Unsigned reasoning (DeepSeek-R1,
-  unsealed turns) is never sent to Bedrock: Claude rejects it.
-- Content parts: ``{"text"}``; ``Image`` -> ``{"image": {"format", "source":
-  {"bytes"}}}``; ``Document`` -> ``{"document": {"format": "pdf"|"txt", "name",
-  "source": {"bytes"}, "citations"?}}``; tool results carry text, image and
-  document blocks. Converse takes no URLs (bytes or an S3 location only): an
-  image or document given by URL raises ``ValidationError`` at its ``url``.
-  Bedrock requires a document name: the ``title``, which must fit Bedrock's
-  name rules (letters, digits, single spaces, hyphens, parentheses, square
-  brackets; at most 200 characters), else ``"document-"`` and the first 16
-  hex digits of the SHA-256 of the document's bytes (UTF-8 for text), so the
-  same document always gets the same name. ``Native("bedrock", ...)`` goes
-  out verbatim; another provider's native block as its text, or not at all.
-- Cache breakpoints: a ``{"cachePoint": {"type": "default"}}`` block (with the
-  breakpoint's ``ttl``, "5m" or "1h", when it has one) right after the block
-  before it: in ``system``, in ``toolConfig.tools`` (``Tool(cache=...)``) and in
-  message content; a breakpoint inside a tool result goes after its
-  ``toolResult`` block (its content takes no cache point). At most 4 in a
-  request (Claude's limit), else ``ValidationError``.
-- An assistant turn with no text, no tool calls and no native block is left
-  out (Bedrock rejects blank content); empty or white-space-only text blocks
-  are left out (Bedrock answers "The text field in the ContentBlock object at
-  messages.N.content.M is blank").
-- Options use Converse's own fields: ``inferenceConfig`` (maxTokens,
-  temperature, topP, stopSequences), ``additionalModelRequestFields`` (Claude's
-  native ``thinking``, ``top_k``, ``anthropic_beta``, ...), ``toolConfig``
-  (``toolChoice`` only; the tools come from the conversation), and the other
-  ConverseRequest members. Claude's thinking rules are checked as for
-  Anthropic (``_claude``). Unknown options raise ``ValidationError``.
-- With thinking enabled or adaptive, a tool loop's last assistant turn must go
-  out starting with its thinking: ``prepare`` raises ``ReplayError`` when it
-  would not, unless ``additionalModelRequestFields.thinking.block_binding`` has
-  ``prefix_mismatch_behavior: "drop_block"``; whenever ``block_binding`` is set,
-  the binding-controls beta is added to
-  ``additionalModelRequestFields.anthropic_beta``.
-- ``response_format`` json_schema -> ``outputConfig.textFormat`` (type
-  ``json_schema``, ``structure.jsonSchema.schema`` as JSON text);
-  ``json_object`` has no native equivalent and raises ``ValidationError``.
-- ``receive`` takes the HTTP JSON (``redactedContent`` base64 text) and boto3's
-  dicts (``redactedContent`` bytes); both give ``Redacted(base64 text)``.
-  ``parse`` also reads ``stopReason`` and ``usage`` (``inputTokens``,
-  ``outputTokens``, ``cacheReadInputTokens``, ``cacheWriteInputTokens``); a
-  Converse reply has no id or model. A content block thinkseal does not read
-  (``citationsContent``, anything newer) is kept in its place as
-  ``Native("bedrock", block)``, blobs as base64 text, a cited block with its
-  generated text as the native block's text; unknown members inside
-  ``reasoningContent`` stay an error (reasoning is sealed data, never replayed
-  outside a kept turn).
-- ``req.stream()`` takes ConverseStream events as boto3 yields them
-  (``{"contentBlockDelta": {...}}``). Reasoning and text blocks start with
-  their first delta; text and reasoning text concatenate, signature fragments
-  concatenate (Bedrock sends one), redacted bytes concatenate; ``citation``
-  deltas make their text block a ``citationsContent`` native block; a block
-  that starts or continues with a member thinkseal does not read is kept as a
-  native block (object deltas merged into it, list deltas appended to its
-  ``content``). ``feed`` returns ``TextDelta``, ``ThinkingDelta`` and
-  ``ToolCallDelta``; ``messageStop.stopReason`` and ``metadata.usage`` give the
-  reply's metadata. A stream without ``messageStop`` is truncated
-  (``ResponseError``); exception events raise ``ResponseError``; unknown
-  events are ignored.
-- What Bedrock and Anthropic share (Claude's rules) is in ``_claude``; this
-  module is Converse's spelling of it.
+- What Bedrock and Anthropic share (Claude's rules: tool pairing into one user
+  turn, which thinking parts go on the wire, the thinking options, the
+  tool-loop check) is in ``_claude``; this module is Converse's spelling of it.
+- The model id lives in the path (``/converse``, ``/converse-stream``), the
+  system messages in ``system``, thinking and Claude's own options in
+  ``additionalModelRequestFields``, sampling in ``inferenceConfig``, tools in
+  ``toolConfig`` (required whenever tool blocks are sent).
+- Thinking goes back as ``reasoningContent`` (signed text, never null, and
+  redacted blobs), only in kept turns; unsigned reasoning never goes to Claude.
+- Images and documents go as bytes only (Converse takes no URLs), a document
+  named by its title or a stable generated name; cache breakpoints are
+  ``cachePoint`` blocks (at most 4).
+- ``receive`` takes the HTTP JSON (blobs as base64 text) and boto3's dicts
+  (bytes); ``req.stream()`` takes ConverseStream events as boto3 yields them;
+  ``boto3_params`` turns a body's blobs back into bytes for boto3.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """DeepSeek chat completions (base URL ``https://api.deepseek.com``; path
 ``/chat/completions``). The common chat-completions mapping is in ``_chat``.
 
-What DeepSeek requires, and what thinkseal does:
+What DeepSeek requires, and what thinkseal does (the rules, their sources and
+the provider's error strings are in docs/providers.md#deepseek; this is how the
+module implements them):
 
 - Thinking (V3.2 / V4 thinking mode) comes back as ``message.reasoning_content``
   (``delta.reasoning_content`` when streaming). thinkseal keeps it as one

@@ -1,7 +1,9 @@
 """The Gemini API's ``generateContent`` (``POST /v1beta/models/{model}:generateContent``,
 ``:streamGenerateContent?alt=sse`` with ``stream=True``).
 
-What the Gemini API requires, and what thinkseal does about it:
+What the Gemini API requires, and what thinkseal does about it (the rules,
+their sources and the provider's error strings are in docs/providers.md#gemini;
+this is how the module implements them):
 
 - The model lives in the path (percent-encoded), not in the body; base URL
   ``https://generativelanguage.googleapis.com``. Credentials are the caller's

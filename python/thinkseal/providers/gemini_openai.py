@@ -4,7 +4,10 @@
 ``generateContent`` is the ``gemini`` adapter. The common chat-completions
 mapping is in ``_chat``.
 
-What Gemini's OpenAI compatibility requires, and what thinkseal does:
+What Gemini's OpenAI compatibility requires, and what thinkseal does (the
+rules, their sources and the provider's error strings are in
+docs/providers.md#gemini-through-the-openai-compatibility-layer; this is how
+the module implements them):
 
 - Thought signatures come back in ``extra_content.google.thought_signature``:
   on a tool call (Google's thought-signatures page, its OpenAI section: Gemini 3

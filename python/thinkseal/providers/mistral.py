@@ -1,72 +1,21 @@
 """Mistral chat completions (``/v1/chat/completions``): body, reply and stream.
 
-What Mistral requires, and what thinkseal does about it:
+What Mistral requires, and what thinkseal does about it, is in
+docs/providers.md#mistral (with the chat-completions rules of
+#the-chat-completions-providers-openrouter-deepseek-zai-mistral). In short:
 
-- Reasoning models (``reasoning_effort``, or Magistral with ``prompt_mode:
-  "reasoning"``) return ``message.content`` as a list of chunks: thinking chunks
-  ``{"type": "thinking", "thinking": [text/reference chunks], "signature"?}`` and
-  text chunks ``{"type": "text", "text"}``. Thinking becomes
-  ``ThinkingBlock.Text`` blocks (text chunks joined; reference chunks, which
-  are citations, are not kept) carrying the chunk's ``signature`` when it has
-  one; text chunks become text parts; ``AssistantMessage.parts`` keeps their
-  order. A stream delivers one thinking block as several thinking chunks, the
-  last with the signature, so adjacent thinking chunks form one block until one
-  of them carries a signature; adjacent text chunks form one text part; empty
-  text is dropped. So a streamed reply equals the same reply received whole. A
-  signed chunk that also held reference chunks cannot be replayed exactly and
-  is kept unsigned.
-- Mistral asks for the assistant turn to come back with its thinking chunks
-  intact. thinkseal replays every as-sent assistant turn part by part: a
-  thinking chunk per Text block where it stood (before the text it preceded),
-  then text chunks; tool calls go in ``tool_calls``. A signature goes out only
-  when the replay decision kept the turn (same provider, model and account,
-  unchanged turn and prefix); otherwise the thinking text goes out unsigned.
-  Redacted and opaque blocks have no Mistral form and never go out. A turn with
-  no thinking goes out with plain string content.
-- An assistant turn with neither text nor tool calls (after tool pairing) is
-  left out: Mistral rejects an assistant message without content or tool calls.
-- Tool-call ids must be exactly 9 characters ``[a-zA-Z0-9]`` ("Tool call id was
-  ... but must be a-z, A-Z, 0-9, with a length of 9."). Ids Mistral issued
-  already are; any other id (from another provider, or generated) goes out as
-  a 9-character base62 rendering of its SHA-256, identically in the call and in
-  the tool result that answers it. Arguments go out as JSON text (RFC 8785).
-- Tool results: ``{"role": "tool", "tool_call_id", "name", "content"}`` (Mistral
-  requires ``tool_call_id``). ``is_error`` has no wire field: the content goes
-  out after ``"[tool error] "``, as on the other chat-completions providers.
-- System messages go out in place as ``{"role": "system"}`` messages, except one
-  standing among the tool results of a turn, which goes out right after them.
-- ``Conversation.response_format`` goes out as ``response_format`` unchanged
-  (Mistral takes OpenAI's ``text``/``json_object``/``json_schema`` shapes).
-- Options: ``reasoning_effort`` (none, minimal, low, medium, high, xhigh, max —
-  the installed ``mistralai`` SDK's list), ``prompt_mode`` ("reasoning"),
-  ``tool_choice``, ``max_tokens``, ``temperature``, ``top_p`` and the other
-  documented fields are checked; other fields pass through as given.
-- ``stream=True`` sends ``"stream": true``. A stream carries thinking chunks in
-  a list ``delta.content``, then string fragments (the switching event may hold
-  both); ``finish_reason`` ends it. A stream without one raises ``ResponseError``,
-  and so does ``finish_reason: "error"`` (streamed or not).
-  ``feed`` takes each chunk as sent, or the SDK's ``CompletionEvent.model_dump()``
-  (``{"data": chunk}``), and returns its deltas (thinking text, answer text,
-  tool-call fragments).
-- Content parts (Mistral's vision and document QnA guides; the ``mistralai``
-  SDK's ``ContentChunk``): text chunks, images as ``{"type": "image_url",
-  "image_url": <URL or data: URL>}``, PDFs by URL as ``{"type":
-  "document_url", "document_url", "document_name"?}`` (the title). The
-  document QnA guide passes PDFs by URL only (upload the bytes and pass the
-  signed URL), so PDF bytes raise ``ValidationError``; a text ``Document``
-  goes out as a text chunk. Tool results take the same chunks as user messages
-  (the SDK's ``ToolMessage.content``); system messages text only.
-- Caching: Mistral caches prompt prefixes by itself (``prompt_cache_key``, an
-  option that passes through, raises the hit rate); there is no breakpoint, so
-  cache breakpoints are ignored and the body is the same with or without them.
-- Unknown blocks: a content chunk of a type thinkseal does not read (and a
-  ``reference`` chunk, Mistral's citation) is kept in place as
-  ``Native("mistral", chunk)``; it goes back in place in the turn's chunks to
-  Mistral only. A reference (or unknown) chunk inside a thinking chunk cannot
-  be kept; it unsigns that block.
-- ``reply_info``: ``choices[0].finish_reason``, ``usage`` (``prompt_tokens``,
-  ``completion_tokens``, ``prompt_tokens_details.cached_tokens``), ``id`` and
-  ``model``; a stream's come from its chunks (usage from the finishing one).
+- Reasoning models return ``message.content`` as a list of chunks; a thinking
+  chunk (``{"type": "thinking", "thinking": [chunks], "signature"?}``) becomes
+  a ``ThinkingBlock.Text`` carrying its signature, text chunks text parts, in
+  order. Streamed thinking chunks are joined until one carries a signature, so
+  a streamed reply equals the same reply received whole.
+- Every as-sent assistant turn goes back part by part, thinking chunks where
+  they stood; the signature only when the replay decision kept the turn.
+- Tool-call ids follow Mistral's 9-character rule: ``wire_call_id`` maps any
+  other id, the same in the call and its result.
+- Options (``reasoning_effort``, ``prompt_mode``, sampling) are checked; content
+  parts, caching, unknown chunks (kept as ``Native("mistral", chunk)``) and the
+  reply's metadata are as the docs say.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """Ollama ``/api/chat``: the request body, the reply and the NDJSON stream.
 
-What Ollama requires, and what thinkseal does about it:
+What Ollama requires, and what thinkseal does about it (the rules, their
+sources and the provider's error strings are in docs/providers.md#ollama; this
+is how the module implements them):
 
 - Thinking comes back as plain text in ``message.thinking`` (streamed as
   ``message.thinking`` fragments). It is never signed, so an Ollama reply is

@@ -3,7 +3,9 @@
 chat-completions mapping is in ``_chat``; the Responses API, where OpenAI's
 reasoning can be replayed, is the ``openai-responses`` adapter.
 
-What OpenAI requires, and what thinkseal does:
+What OpenAI requires, and what thinkseal does (the rules, their sources and the
+provider's error strings are in docs/providers.md#openai-chat-completions; this
+is how the module implements them):
 
 - Reasoning: OpenAI's chat completions return no reasoning, only its cost
   (``usage.completion_tokens_details.reasoning_tokens``, ``Reply.usage.

@@ -3,7 +3,9 @@
 are the ``openai`` adapter. Content parts and the reply-reading helpers are
 shared with ``_chat``.
 
-What OpenAI requires, and what thinkseal does:
+What OpenAI requires, and what thinkseal does (the rules, their sources and the
+provider's error strings are in docs/providers.md#openai-responses-api; this is
+how the module implements them):
 
 - Reasoning comes back as ``reasoning`` output items: an id, a ``summary`` (a
   list of ``summary_text`` parts, empty unless ``reasoning.summary`` asked for

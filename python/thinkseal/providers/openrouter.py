@@ -2,59 +2,22 @@
 ``/chat/completions``, i.e. ``https://openrouter.ai/api/v1/chat/completions``).
 The common chat-completions mapping is in ``_chat``.
 
-What OpenRouter requires, and what thinkseal does:
+What OpenRouter requires, and what thinkseal does (the rules, their sources and
+the provider's error strings are in docs/providers.md#openrouter; this is how
+the module implements them):
 
-- A reply carries ``message.reasoning`` (text) and ``message.reasoning_details``
-  (items of type ``reasoning.text`` with an optional ``signature``,
-  ``reasoning.summary``, ``reasoning.encrypted`` with ``data``; unknown types are
-  kept too). thinkseal stores the text as an unsigned ``ThinkingBlock.Text`` and
-  each item, in order, as ``ThinkingBlock.Opaque("openrouter", item)`` where the
-  item is compact JSON with sorted keys and without null fields, so the same
-  item gives the same data whether it was received whole or streamed. A reply
-  with items is sealed and bound to the request it answered.
-- Replay: ``reasoning`` (the turn's unsigned text) goes back on every assistant
-  message that has some. ``reasoning_details`` must come back unmodified and in
-  order ("the entire sequence of consecutive reasoning blocks must match"), and
-  upstream signatures (Claude's, Gemini's) hold only for the conversation they
-  were made in; so the items go back, exactly as stored, only while the replay
-  decision keeps the turn (same provider, model and account, turn and prefix
-  unchanged). Otherwise the turn goes out with its text only.
-- Streaming: ``delta.reasoning`` fragments are concatenated; ``delta.reasoning_details``
-  fragments merge by ``index`` and ``type``: ``text`` and ``summary`` are
-  concatenated, the last non-empty ``signature``, ``data``, ``id`` and ``format``
-  win, so a signature arriving alone in a text-less fragment joins its item.
-- Options (OpenRouter's own names): ``reasoning`` ``{effort | max_tokens, exclude,
-  enabled, context, mode}`` (effort: xhigh, high, medium, low, minimal, none;
-  ``effort`` and ``max_tokens`` are alternatives), ``include_reasoning`` (bool),
-  ``max_tokens`` >= 1, ``temperature`` 0..2, ``top_p`` 0..1,
-  ``frequency_penalty`` and ``presence_penalty`` -2..2; anything else (``provider``,
-  ``transforms``, ``tool_choice``, ...) passes through unchecked.
-- ``response_format``: ``text``, ``json_object`` and ``json_schema`` (structured
-  outputs) pass through in OpenAI's shape.
-- Content parts (OpenRouter's PDF input guide and its SDK's
-  ``ChatContentItems``): text parts, images as ``{"type": "image_url",
-  "image_url": {"url"}}`` (a URL, or the bytes as a ``data:`` URL), PDFs as
-  ``{"type": "file", "file": {"filename", "file_data"}}`` where ``file_data``
-  is the PDF URL or a ``data:application/pdf;base64,`` URL and ``filename``
-  the document's title (``document.pdf`` without one). Tool
-  results take the same parts (OpenRouter's tool message content is the user
-  content-part union). System messages take text parts only.
-- Prompt caching (OpenRouter's prompt-caching guide, for Anthropic and the
-  other explicit-caching upstreams): a breakpoint puts ``cache_control:
-  {"type": "ephemeral"}`` (with ``"ttl": "1h"`` or ``"5m"`` when the breakpoint
-  has one) on the text part before it, in system, user and tool messages; a
-  string with a breakpoint becomes a one-part array. OpenRouter documents
-  ``cache_control`` on text parts only, so a breakpoint after an image, a file
-  or a native block is ignored. ``Tool(cache=...)`` puts the same
-  ``cache_control`` on that tool definition (OpenRouter's tool schema has it).
-- Unknown blocks: ``message.annotations`` items (``url_citation``, and the
-  ``file`` annotations of a parsed PDF that OpenRouter asks to be sent back to
-  skip parsing it again) are kept in order after the text as
-  ``Native("openrouter", item)`` and go back in the assistant message's
-  ``annotations`` only to OpenRouter; other providers get nothing of them.
-  Non-text items of a content array are kept in place the same way and go back
-  in the content array. A ``Native("openrouter", ...)`` in a user or tool
-  message goes out verbatim as a content part.
+- A reply's ``message.reasoning`` becomes an unsigned ``ThinkingBlock.Text``
+  and each ``reasoning_details`` item, in order, a
+  ``ThinkingBlock.Opaque("openrouter", item)`` (compact JSON, sorted keys, no
+  null fields, so a streamed item equals the same item received whole); a
+  reply with items is sealed and bound.
+- Replay: the text goes back on every assistant message that has some; the
+  items, exactly as stored, only while the replay decision keeps the turn.
+- Streamed ``reasoning_details`` fragments merge by ``index`` and ``type``.
+- Options are checked with OpenRouter's own names (``reasoning``, sampling);
+  the ``models`` fallback list is refused. Content parts, prompt caching
+  (``cache_control`` on text parts and tools) and annotations (kept as
+  ``Native("openrouter", item)``) follow docs/providers.md#openrouter.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """Claude on Vertex AI (``POST .../publishers/anthropic/models/{model}:rawPredict``).
 
-What Claude on Vertex AI requires, and what thinkseal does about it:
+What Claude on Vertex AI requires, and what thinkseal does about it (the rules,
+their sources and the provider's error strings are in
+docs/providers.md#claude-on-vertex-ai; this is how the module implements them):
 
 - Vertex serves Anthropic's Messages API with two differences in the request
   (docs/providers.md, Claude on Vertex AI): the model is not in the body but in

@@ -2,7 +2,9 @@
 /v1/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent``
 (``:streamGenerateContent?alt=sse`` with ``stream=True``).
 
-What Vertex AI requires, and what thinkseal does about it:
+What Vertex AI requires, and what thinkseal does about it (the rules, their
+sources and the provider's error strings are in
+docs/providers.md#gemini-on-vertex-ai; this is how the module implements them):
 
 - The project, the location and the model live in the path, never in the
   body: ``prepare(conversation, model=..., project="my-project",

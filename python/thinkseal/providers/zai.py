@@ -2,7 +2,9 @@
 the Coding Plan's ``https://api.z.ai/api/coding/paas/v4``; path
 ``/chat/completions``). The common chat-completions mapping is in ``_chat``.
 
-What Z.ai requires, and what thinkseal does:
+What Z.ai requires, and what thinkseal does (the rules, their sources and the
+provider's error strings are in docs/providers.md#zai; this is how the module
+implements them):
 
 - Thinking comes back as ``message.reasoning_content`` (``delta.reasoning_content``
   when streaming). thinkseal keeps it as one unsigned ``ThinkingBlock.Text``;

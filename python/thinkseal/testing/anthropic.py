@@ -5,8 +5,9 @@ returns with an HMAC over the model, the top-level ``system``, the ``tools``,
 every message before the reply and the reply's own blocks before the block;
 on each later request it verifies every replayed ``thinking`` and
 ``redacted_thinking`` block against the prefix *as now sent*. Violations are
-answered with Anthropic's 400 wording (docs/providers.md, Anthropic; and the
-well-known tool-pairing errors). ``AnthropicEmulator`` serves it
+answered with Anthropic's 400 wording
+(docs/providers.md#anthropic-replay-rules-and-the-errors-behind-them, with the
+tool-pairing errors). ``AnthropicEmulator`` serves it
 over HTTP (``POST /v1/messages``, JSON or SSE) on 127.0.0.1, with the
 ``anthropic-version`` header checked against the versions Anthropic lists
 (``API_VERSIONS``; under 2026-10-21 the removed sampling parameters are

@@ -5,7 +5,7 @@ Requests are parsed the way the ``mistralai`` SDK models them
 (``ChatCompletionRequest``), with unknown fields refused as Mistral's API does
 (422). Then, on top of what the models check:
 
-- tool-call ids must be 9 characters of ``[a-zA-Z0-9]`` (Mistral's error text);
+- Mistral's tool-call id rule (docs/providers.md#mistral), with its error text;
 - tool messages need ``tool_call_id`` and must answer the calls of the
   assistant turn before them, all of them, before the conversation goes on;
 - an assistant message needs text or tool calls; the last message is a user or
