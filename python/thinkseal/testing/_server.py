@@ -351,6 +351,9 @@ def _read_chunked(handler: BaseHTTPRequestHandler, limit: int) -> tuple[bytes, b
     return (b"", True) if total > limit else (b"".join(parts), False)
 
 
+_POLL = 0.02  # seconds between the serving thread's checks for shutdown
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     # Many clients connecting at once (a test suite's concurrent first
@@ -471,7 +474,8 @@ class Emulator:
         self._stopping.clear()
         self._server = _Server(("127.0.0.1", self.port), _Handler)
         self._server.emulator = self
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # Polled every 20 ms for ``stop``: the default 0.5 s made each stop wait up to that long.
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(_POLL,), daemon=True)
         self._thread.start()
         return self
 

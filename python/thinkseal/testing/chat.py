@@ -613,7 +613,7 @@ class ChatEmulator(Emulator):
         if self.provider == "openai":
             usage["prompt_tokens_details"] = {"cached_tokens": 4, "audio_tokens": 0}
             usage["completion_tokens_details"] = {"reasoning_tokens": 3, "audio_tokens": 0}
-        return {
+        response: dict[str, Any] = {
             "id": f"chatcmpl-{self.provider}-{n}",
             "object": "chat.completion",
             "created": 1767225600 + n,
@@ -621,6 +621,11 @@ class ChatEmulator(Emulator):
             "choices": [choice],
             "usage": usage,
         }
+        if self.provider == "openrouter":
+            # OpenRouter names the upstream that served the request (its recorded replies do).
+            response["id"] = f"gen-{response['created']}-{n:016d}"
+            response["provider"] = _served_by(body["model"])
+        return response
 
     def _details(self, body: Mapping[str, Any], turn: Turn) -> list[dict[str, Any]]:
         if not turn.reasoning:
@@ -780,12 +785,21 @@ def read_chat_tool(tool: Any) -> Any:
 
 
 def _chunk_base(response: Mapping[str, Any]) -> dict[str, Any]:
-    return {
+    base = {
         "id": response["id"],
         "object": "chat.completion.chunk",
         "created": response["created"],
         "model": response["model"],
     }
+    if "provider" in response:
+        base["provider"] = response["provider"]
+    return base
+
+
+def _served_by(model: object) -> str:
+    """The upstream OpenRouter reports for ``model`` ("anthropic/claude-..." -> "Anthropic")."""
+    vendor = model.split("/", 1)[0] if isinstance(model, str) and "/" in model else "OpenAI"
+    return {"openai": "OpenAI", "google": "Google", "x-ai": "xAI", "deepseek": "DeepSeek"}.get(vendor, vendor.title())
 
 
 def _turn_key(message: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
