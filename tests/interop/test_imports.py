@@ -11,7 +11,21 @@ import subprocess
 import sys
 import textwrap
 
-SDKS = ("anthropic", "openai", "boto3", "botocore", "pydantic_ai", "mistralai", "ollama", "google.genai", "httpx")
+SDKS = (
+    "anthropic",
+    "openai",
+    "boto3",
+    "botocore",
+    "pydantic_ai",
+    "mistralai",
+    "ollama",
+    "google.genai",
+    "httpx",
+    # The frameworks of the adapters (thinkseal.interop.agents, .langchain, .litellm).
+    "agents",
+    "langchain_core",
+    "litellm",
+)
 
 # Sub-packages ``import thinkseal`` leaves for first use (``thinkseal.provider``,
 # ``thinkseal.Client`` or an explicit import loads them).

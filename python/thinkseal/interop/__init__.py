@@ -19,6 +19,15 @@ thinkseal``, and no module imports an SDK before one of its functions needs it::
   conversation does not).
 - ``thinkseal.interop.bedrock``: the bridges for a boto3 ``bedrock-runtime`` client.
 
+The framework adapters (docs/frameworks.md) send through thinkseal's client
+with a seal ledger, so the framework keeps its history:
+``pydantic_ai.ThinksealModel`` (a pydantic-ai ``Model``), ``agents.ThinksealModel``
+and ``agents.ThinksealModelProvider`` (openai-agents), ``langchain.ChatThinkseal``
+(a LangChain ``BaseChatModel``, with converters for langchain-core messages)
+and ``litellm.ThinksealCallback`` (LiteLLM's SDK and proxy). Each imports its
+framework when its module is imported (``pydantic_ai`` on first use of
+``ThinksealModel``).
+
 Imported sealed thinking is never bound: call ``Conversation.rebind(origin)``
 to vouch that an imported history is exactly what ``origin`` produced.
 docs/interop.md has the mapping tables.

@@ -39,6 +39,11 @@ Responses: ``TextPart`` -> text; ``ToolCallPart`` -> ``ToolCall``;
 - anything else (another provider's signature, ``provider_details``): kept
   losslessly as ``Opaque("pydantic-ai", part as JSON)``, which no adapter sends.
 
+A part ``ThinksealModel`` wrote for sealed data pydantic-ai has no field for
+(another provider's opaque thinking or native block: ``provider_name``
+``"thinkseal"``, ``provider_details`` ``{"thinkseal": {"kind": "opaque" |
+"native", "provider": id, "data": text}}``) imports as that block again.
+
 Every other part (native tool calls and returns, files, compaction, text with
 citations or details, multimodal content thinkseal has no type for) is kept
 as ``Native("pydantic-ai", part as JSON)``, restored exactly on export. Ids of
@@ -61,13 +66,13 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from .._blocks import ThinkingBlock
-from .._content import IMAGE_MEDIA_TYPES, CacheBreakpoint, ContentPart, Document, Image, Native
-from .._conversation import Conversation
-from .._errors import ValidationError
-from .._messages import AssistantMessage, Message, Part, SystemMessage, ToolCall, ToolMessage, UserMessage
-from ..providers.openai_responses import FOLLOWING
-from ._common import arguments, assistant, compact, dumps, expect, fail, items_of, json_value, made, refuse, shown
+from ..._blocks import ThinkingBlock
+from ..._content import IMAGE_MEDIA_TYPES, CacheBreakpoint, ContentPart, Document, Image, Native
+from ..._conversation import Conversation
+from ..._errors import ValidationError
+from ..._messages import AssistantMessage, Message, Part, SystemMessage, ToolCall, ToolMessage, UserMessage
+from ...providers.openai_responses import FOLLOWING
+from .._common import arguments, assistant, compact, dumps, expect, fail, items_of, json_value, made, refuse, shown
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
@@ -91,6 +96,10 @@ _BOOKKEEPING: Final = {
     "capability-load-delta": "a capability the agent loaded; never sent to a model",
     "model-settings-delta": "a change to the model settings (request options, not conversation)",
 }
+# A reply's sealed part pydantic-ai has no field for travels in provider_details under this key
+# (ThinksealModel writes it), so the next call reads back the very block the ledger recorded.
+CARRIED: Final = "thinkseal"
+_CARRIED_KINDS: Final = ("opaque", "native")
 _TOOL_NAMES_SHOWN: Final = 10
 _TARGET: Final = "pydantic-ai's message format"
 
@@ -442,6 +451,9 @@ class _Reader:
         item that follow it), and how many pydantic-ai parts they took."""
         pm = self.pm
         part = items[j]
+        carried = _carried(pm, part, path)
+        if carried is not None:
+            return [carried], 1
         if type(part) is pm.TextPart and not part.provider_details and not part.citations:
             return [_field(part, "content", str, path)], 1
         if type(part) is pm.ToolCallPart:
@@ -459,6 +471,34 @@ class _Reader:
             return [made(path, ThinkingBlock.Opaque, PYDANTIC_AI, dumps(value))], 1
         text = part.content if type(part) is pm.TextPart else None
         return [made(path, Native, PYDANTIC_AI, dumps(value), text or None)], 1
+
+
+def _carried(pm: Any, part: object, path: str) -> Part | None:
+    """The block a part ``ThinksealModel`` wrote carries (``CARRIED``), or None for any other part."""
+    if type(part) not in (pm.ThinkingPart, pm.TextPart) or getattr(part, "provider_name", None) != CARRIED:
+        return None
+    details = getattr(part, "provider_details", None)
+    value = details.get(CARRIED) if isinstance(details, dict) and len(details) == 1 else None
+    if not isinstance(value, dict) or set(value) != {"kind", "provider", "data"}:
+        return None
+    kind, provider, data = value["kind"], value["provider"], value["data"]
+    if kind not in _CARRIED_KINDS or not isinstance(provider, str) or not isinstance(data, str):
+        return None
+    where = f"{path}.provider_details.{CARRIED}"
+    if kind == "opaque":
+        return made(where, ThinkingBlock.Opaque, provider, data)
+    text = getattr(part, "content", None) if type(part) is pm.TextPart else None
+    return made(where, Native, provider, data, text or None)
+
+
+def _carry(pm: Any, part: ThinkingBlock.Opaque | Native) -> Any:
+    """``part`` as a pydantic-ai part that ``_carried`` reads back: a native block with text as
+    that text (what the model said), anything else as an empty thinking part."""
+    kind = "native" if isinstance(part, Native) else "opaque"
+    details = {CARRIED: {"kind": kind, "provider": part.provider, "data": part.data}}
+    if isinstance(part, Native) and part.text:
+        return pm.TextPart(content=part.text, provider_name=CARRIED, provider_details=details)
+    return pm.ThinkingPart(content="", provider_name=CARRIED, provider_details=details)
 
 
 def _text_of(item: object) -> str | None:
@@ -545,6 +585,15 @@ def export_messages(conversation: Conversation, *, instructions: int | None = No
     return out
 
 
+def reply_parts(message: AssistantMessage) -> list[Any]:
+    """A reply's parts as pydantic-ai response parts for ``ThinksealModel``:
+    every sealed datum in a field that ``import_history`` reads back as the
+    same block, so the ledger recognises the turn on the next call."""
+    from pydantic_ai import messages as pm  # noqa: PLC0415
+
+    return _response_wire(pm, _adapters()[0], message, 0, carry=True)
+
+
 def _instructions_text(conversation: Conversation, index: object) -> str | None:
     """The text of the system message at ``index``, the agent's instructions (None: no index)."""
     if index is None:
@@ -628,7 +677,13 @@ def _content_wire(pm: Any, content_ta: Any, part: ContentPart, index: int, j: in
     raise refuse(index, f".content[{j}]", part, _TARGET, hint)
 
 
-def _response_wire(pm: Any, response_ta: Any, message: AssistantMessage, index: int) -> list[Any]:
+def _response_wire(
+    pm: Any, response_ta: Any, message: AssistantMessage, index: int, *, carry: bool = False
+) -> list[Any]:
+    """``message``'s parts as pydantic-ai response parts. With ``carry`` (a reply
+    ``ThinksealModel`` returns), a part pydantic-ai has no field for, or that
+    its fields would not give back exactly, is carried (``_carry``) instead
+    of refused."""
     origin = message.thinking_binding.origin.provider if message.thinking_binding is not None else None
     claude = "bedrock" if origin == "bedrock" else "anthropic"
     parts = message.parts
@@ -644,11 +699,16 @@ def _response_wire(pm: Any, response_ta: Any, message: AssistantMessage, index: 
             after = parts[j + 1] if j + 1 < len(parts) else None
             if isinstance(after, ThinkingBlock.Opaque) and after.provider == RESPONSES:
                 item = json.loads(after.data)
-                if SUMMARY_SEPARATOR.join(_summaries(item)) == part.text:
+                if SUMMARY_SEPARATOR.join(_summaries(item)) == part.text and (
+                    not carry or _exact_reasoning(pm, after, index, j + 1) is not None
+                ):
                     continue  # the summary of the reasoning item after it
             out.append(pm.ThinkingPart(content=part.text))
         elif isinstance(part, ThinkingBlock.Redacted):
             out.append(pm.ThinkingPart(content="", id=_REDACTED_IDS[claude], signature=part.data, provider_name=claude))
+        elif isinstance(part, ThinkingBlock.Opaque) and part.provider == RESPONSES and carry:
+            exact = _exact_reasoning(pm, part, index, j)
+            out.extend(exact if exact is not None else [_carry(pm, part)])
         elif isinstance(part, ThinkingBlock.Opaque) and part.provider == RESPONSES:
             item = json.loads(part.data)
             if isinstance(item, dict):
@@ -657,9 +717,21 @@ def _response_wire(pm: Any, response_ta: Any, message: AssistantMessage, index: 
         elif isinstance(part, (ThinkingBlock.Opaque, Native)) and part.provider == PYDANTIC_AI:
             value = json.loads(part.data)
             out.append(response_ta.validate_python(value))
+        elif isinstance(part, (ThinkingBlock.Opaque, Native)) and carry:
+            out.append(_carry(pm, part))
         else:
             raise refuse(index, f".parts[{j}]", part, _TARGET)
     return out
+
+
+def _exact_reasoning(pm: Any, part: ThinkingBlock.Opaque, index: int, j: int) -> list[Any] | None:
+    """The pydantic-ai parts of a reasoning item, if reading them back gives this very block."""
+    try:
+        wire = _reasoning_wire(pm, json.loads(part.data), index, j)
+    except ValidationError:
+        return None
+    found = _thinking(pm, wire, 0, f"messages[{index}].parts[{j}]")
+    return wire if found is not None and found[1] == len(wire) and found[0][-1] == part else None
 
 
 def _summaries(item: Any) -> list[str]:
