@@ -173,6 +173,17 @@ def test_an_error_fault_answers_with_the_providers_error_body(provider_id: str, 
     assert "retry-after" not in headers
 
 
+def test_rejections_list_the_4xx_answers_in_order(provider_id: str, emu: Emulator) -> None:
+    req = prepare(emu, provider_id, conversation())
+    emu.fault(Fault.error(429))
+    emu.fault(Fault.error(500))
+    statuses = [send(emu, req)[0] for _ in range(3)]
+    assert statuses == [429, 500, 200]
+    assert [(r.raw, status) for r, status in emu.rejections] == [(emu.requests[0].raw, 429)]
+    emu.clear_requests()
+    assert emu.rejections == []
+
+
 @pytest.mark.parametrize(
     ("provider_id", "status", "expected"),
     [

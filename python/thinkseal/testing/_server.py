@@ -444,6 +444,7 @@ class Emulator:
         self.control = False  # serve the test-only control endpoint (thinkseal.testing._control)
         self._lock = threading.RLock()
         self._requests: list[Request] = []
+        self._answered: list[tuple[Request, int]] = []
         self._faults: deque[Fault] = deque()
         self._script: deque[Any] = deque()
         self._stopping = threading.Event()
@@ -536,6 +537,7 @@ class Emulator:
         """Forget the requests received so far (``requests`` starts empty again)."""
         with self._lock:
             self._requests.clear()
+            self._answered.clear()
 
     def _pending(self) -> tuple[list[Any], int]:
         """The replies still queued, and how many faulted requests are pending."""
@@ -560,6 +562,14 @@ class Emulator:
         """Every request received, in order (faulted and refused ones too)."""
         with self._lock:
             return list(self._requests)
+
+    @property
+    def rejections(self) -> list[tuple[Request, int]]:
+        """The requests answered with a 4xx (the provider refusing them, faults
+        included), each with that status, in the order they were answered: a
+        test counts what a client without thinkseal gets refused."""
+        with self._lock:
+            return [(request, status) for request, status in self._answered if 400 <= status < 500]
 
     def _take(self) -> Any:
         """The next scripted reply (a ``Step`` or a provider-native one), or None."""
@@ -657,6 +667,8 @@ class Emulator:
             handler.close_connection = True
             return
         response = self._faulted_or_answered(request, fault)
+        with self._lock:
+            self._answered.append((request, response.status))
         self._send(handler, response, truncated=fault is not None and fault.kind == "truncated")
 
     def _faulted_or_answered(self, request: Request, fault: Fault | None) -> Response:

@@ -31,6 +31,8 @@ import thinkseal
 from thinkseal.interop.agents import ThinksealModel, ThinksealModelProvider
 from thinkseal.testing import Step, emulate
 
+from .support import Refusals
+
 set_tracing_disabled(True)
 
 SONNET, OPUS = "claude-sonnet-4-5", "claude-opus-4-1"
@@ -50,22 +52,8 @@ def weather_agent(model: Any, **kwargs: Any) -> Agent[None]:
 @pytest.fixture
 def claude() -> Iterator[Any]:
     with emulate("anthropic") as emu:
-        emu.statuses = watch(emu)
+        emu.statuses = Refusals(emu)
         yield emu
-
-
-def watch(emu: Any) -> list[int]:
-    """The status of every answer the emulator gives (observed, not changed)."""
-    statuses: list[int] = []
-    answer = emu._faulted_or_answered
-
-    def observed(request: Any, fault: Any) -> Any:
-        response = answer(request, fault)
-        statuses.append(response.status)
-        return response
-
-    emu._faulted_or_answered = observed
-    return statuses
 
 
 def rejected(emu: Any) -> int:
@@ -248,7 +236,7 @@ def test_a_streamed_run(claude: Any) -> None:
 
 def test_claude_then_openai_responses_then_back(claude: Any) -> None:
     with emulate("openai-responses") as openai_emu:
-        openai_emu.statuses = watch(openai_emu)
+        openai_emu.statuses = Refusals(openai_emu)
         ask = {"role": "user", "content": "And Rome?"}
         # Without thinkseal: Claude through LitellmModel, then agents' own Responses model.
         tool_loop(claude)
@@ -286,7 +274,7 @@ def test_claude_then_openai_responses_then_back(claude: Any) -> None:
 
 def test_openai_responses_model_switch_and_pruning() -> None:
     with emulate("openai-responses") as emu:
-        emu.statuses = watch(emu)
+        emu.statuses = Refusals(emu)
         settings = ModelSettings(
             reasoning=Reasoning(effort="medium", summary="auto"),
             store=False,
@@ -331,7 +319,7 @@ def test_openai_responses_model_switch_and_pruning() -> None:
 
 def test_gemini_thought_signatures_survive_the_runner() -> None:
     with emulate("gemini") as emu:
-        emu.statuses = watch(emu)
+        emu.statuses = Refusals(emu)
         tool_loop(emu, Step(thinking="Rome.", text="Also 18C."))
         provider = ThinksealModelProvider(
             "gemini", options=emu.thinking_options, ledger=thinkseal.Ledger(), base_url=emu.base_url, api_key="k"

@@ -44,6 +44,8 @@ from thinkseal.interop import openai as ts_openai
 from thinkseal.interop.langchain import ChatThinkseal, export_message, import_messages
 from thinkseal.testing import Step, emulate
 
+from .support import Refusals
+
 SONNET, OPUS = "claude-sonnet-4-5", "claude-opus-4-1"
 OR_CLAUDE, OR_GEMINI = "anthropic/claude-sonnet-4.5", "google/gemini-3-pro-preview"
 DOC = Path(__file__).parents[3] / "docs" / "frameworks" / "langchain.md"
@@ -60,21 +62,6 @@ LOOKUP_SPEC = {
 def lookup(q: int) -> str:
     """Look something up."""
     return str(q)
-
-
-def rejections(emu: Any) -> list[int]:
-    """The statuses of the emulator's 4xx answers, as it sends them (observed, not changed)."""
-    statuses: list[int] = []
-    answer = emu._faulted_or_answered
-
-    def observed(request: Any, fault: Any) -> Any:
-        response = answer(request, fault)
-        if 400 <= response.status < 500:
-            statuses.append(response.status)
-        return response
-
-    emu._faulted_or_answered = observed
-    return statuses
 
 
 def chat(emu: Any, provider: str, model: str, ledger: Any, **extra: Any) -> ChatThinkseal:
@@ -350,7 +337,7 @@ def test_the_reported_failures_without_and_with_thinkseal(tmp_path: Path) -> Non
     emulators = {"anthropic": emulate("anthropic"), "openrouter": emulate("openrouter")}
     with emulators["anthropic"] as claude, emulators["openrouter"] as openrouter:
         running = {"anthropic": claude, "openrouter": openrouter}
-        refused = {name: rejections(emu) for name, emu in running.items()}
+        refused = {name: Refusals(emu) for name, emu in running.items()}
         for name, (provider, scenario) in SCENARIOS.items():
             measured = []
             for way in ("without", "with"):

@@ -30,25 +30,12 @@ from thinkseal.interop import pydantic_ai as ts_pydantic_ai
 from thinkseal.interop.pydantic_ai import ThinksealModel
 from thinkseal.testing import Step, emulate
 
+from .support import Refusals
+
 SONNET, OPUS = "claude-sonnet-4-5", "claude-opus-4-1"
 THINKING = {"type": "enabled", "budget_tokens": 1024}
 DOC = Path(__file__).parents[3] / "docs" / "frameworks" / "pydantic-ai.md"
 COUNTS: dict[str, dict[str, int]] = {}  # scenario -> {"pydantic-ai": n, "thinkseal": n}
-
-
-def rejections(emu: Any) -> list[int]:
-    """The statuses of the emulator's 4xx answers, as it sends them (observed, not changed)."""
-    statuses: list[int] = []
-    answer = emu._faulted_or_answered
-
-    def observed(request: Any, fault: Any) -> Any:
-        response = answer(request, fault)
-        if 400 <= response.status < 500:
-            statuses.append(response.status)
-        return response
-
-    emu._faulted_or_answered = observed
-    return statuses
 
 
 def weather_agent(model: Model, **settings: Any) -> Agent[None, str]:
@@ -153,7 +140,7 @@ def test_claude_scenarios_with_and_without_thinkseal(name: str) -> None:
     for kind in ("pydantic-ai", "thinkseal"):
         with emulate("anthropic") as emu:
             tool_loop(emu, 3)
-            statuses = rejections(emu)
+            statuses = Refusals(emu)
             make, settings = claude(kind, emu, thinkseal.Ledger())
             SCENARIOS[name](weather_agent(make(SONNET), **settings), make)
             counts[kind] = len(statuses)
@@ -181,7 +168,7 @@ def test_without_thinkseal_some_scenario_is_rejected() -> None:
 def test_a_thinking_tool_loop_replays_the_seal_and_streams() -> None:
     with emulate("anthropic") as emu:
         tool_loop(emu, 2)
-        statuses = rejections(emu)
+        statuses = Refusals(emu)
         ledger = thinkseal.Ledger()
         make, settings = claude("thinkseal", emu, ledger)
         agent = weather_agent(make(SONNET), **settings)
@@ -252,7 +239,7 @@ def test_gemini_thought_signatures_survive_the_agents_history() -> None:
             Step(thinking="I need the weather.", calls=[("get_weather", {"city": "Paris"})]),
             Step(thinking="Now answer.", text="It is 18°C."),
         )
-        statuses = rejections(emu)
+        statuses = Refusals(emu)
         ledger = thinkseal.Ledger()
         model = ThinksealModel(
             "gemini",
@@ -280,7 +267,7 @@ def test_claude_then_gemini_on_openrouter(kind: str) -> None:
             Step(thinking="Now answer.", text="It is 18°C."),
             Step(thinking="Tomorrow too.", text="Sunny."),
         )
-        statuses = rejections(emu)
+        statuses = Refusals(emu)
         if kind == "pydantic-ai":
             # pydantic-ai's OpenRouterModel refuses the emulator's replies (they lack OpenRouter's `provider`
             # member), so the control is its OpenAI chat model at OpenRouter's URL, as many set it up.
