@@ -177,9 +177,11 @@ def test_rejections_list_the_4xx_answers_in_order(provider_id: str, emu: Emulato
     req = prepare(emu, provider_id, conversation())
     emu.fault(Fault.error(429))
     emu.fault(Fault.error(500))
-    statuses = [send(emu, req)[0] for _ in range(3)]
-    assert statuses == [429, 500, 200]
-    assert [(r.raw, status) for r, status in emu.rejections] == [(emu.requests[0].raw, 429)]
+    answers = [send(emu, req) for _ in range(3)]
+    assert [status for status, _, _ in answers] == [429, 500, 200]
+    (refused,) = emu.rejections
+    assert (refused.request.raw, refused.status) == (emu.requests[0].raw, 429)
+    assert refused.body == json.loads(answers[0][2])  # the body the client got
     emu.clear_requests()
     assert emu.rejections == []
 

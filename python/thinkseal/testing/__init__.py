@@ -57,7 +57,7 @@ from .._messages import AssistantMessage
 
 if TYPE_CHECKING:
     from ._registry import EMULATOR_IDS, emulate, emulator
-    from ._server import Emulator, Fault, Request, Response, Step
+    from ._server import Emulator, Fault, Rejection, Request, Response, Step
     from .anthropic import AnthropicEmulator
     from .bedrock import BedrockEmulator
     from .chat import ChatEmulator
@@ -75,6 +75,7 @@ _LAZY = {
     "emulator": "._registry",
     "Emulator": "._server",
     "Fault": "._server",
+    "Rejection": "._server",
     "Request": "._server",
     "Response": "._server",
     "Step": "._server",
@@ -109,6 +110,7 @@ __all__ = [
     "GeminiOpenAIEmulator",
     "MistralEmulator",
     "OllamaEmulator",
+    "Rejection",
     "Request",
     "Response",
     "ResponsesEmulator",

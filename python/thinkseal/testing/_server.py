@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import MappingProxyType, TracebackType
-from typing import Any, Literal, Self, TypeVar
+from typing import Any, Literal, NamedTuple, Self, TypeVar
 
 _NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})
 
@@ -219,6 +219,15 @@ class Request:
     raw: bytes
     body: Any  # the parsed JSON, or None when the body is not JSON
     problem: BodyProblem | None = None  # why ``body`` is None, for a body that was not taken
+
+
+class Rejection(NamedTuple):
+    """A request an emulator answered with a 4xx: ``status`` and the JSON
+    ``body`` of the answer (None when it was not JSON)."""
+
+    request: Request
+    status: int
+    body: Any
 
 
 @dataclass
@@ -444,7 +453,7 @@ class Emulator:
         self.control = False  # serve the test-only control endpoint (thinkseal.testing._control)
         self._lock = threading.RLock()
         self._requests: list[Request] = []
-        self._answered: list[tuple[Request, int]] = []
+        self._answered: list[Rejection] = []
         self._faults: deque[Fault] = deque()
         self._script: deque[Any] = deque()
         self._stopping = threading.Event()
@@ -564,12 +573,13 @@ class Emulator:
             return list(self._requests)
 
     @property
-    def rejections(self) -> list[tuple[Request, int]]:
+    def rejections(self) -> list[Rejection]:
         """The requests answered with a 4xx (the provider refusing them, faults
-        included), each with that status, in the order they were answered: a
-        test counts what a client without thinkseal gets refused."""
+        included), in the order they were answered, each with the status and
+        the JSON body of the answer: a test counts what a client without
+        thinkseal gets refused, and why."""
         with self._lock:
-            return [(request, status) for request, status in self._answered if 400 <= status < 500]
+            return list(self._answered)
 
     def _take(self) -> Any:
         """The next scripted reply (a ``Step`` or a provider-native one), or None."""
@@ -667,8 +677,9 @@ class Emulator:
             handler.close_connection = True
             return
         response = self._faulted_or_answered(request, fault)
-        with self._lock:
-            self._answered.append((request, response.status))
+        if 400 <= response.status < 500:
+            with self._lock:
+                self._answered.append(Rejection(request, response.status, response.body))
         self._send(handler, response, truncated=fault is not None and fault.kind == "truncated")
 
     def _faulted_or_answered(self, request: Request, fault: Fault | None) -> Response:

@@ -643,6 +643,7 @@ class ChatEmulator(Emulator):
                 "type": "reasoning.text",
                 "text": turn.reasoning,
                 "signature": sign(b"text", turn.reasoning.encode()),
+                "id": "reasoning-text-" + sign(b"text-id")[:12],  # OpenRouter names each item
                 "format": "anthropic-claude-v1",
                 "index": 0,
             }
@@ -685,12 +686,13 @@ class ChatEmulator(Emulator):
         if self.provider == "openrouter":
             details = message.get("reasoning_details") or []
             text_item = details[0] if details else None
-            for piece in _pieces(message.get("reasoning") or ""):
+            for k, piece in enumerate(_pieces(message.get("reasoning") or "")):
                 delta: dict[str, Any] = {"content": "", "reasoning": piece}
                 if text_item is not None:
-                    delta["reasoning_details"] = [
-                        {"type": "reasoning.text", "text": piece, "format": text_item["format"], "index": 0}
-                    ]
+                    fragment = {"type": "reasoning.text", "text": piece, "format": text_item["format"], "index": 0}
+                    if k == 0:  # the item's id comes with its first fragment
+                        fragment = {**fragment, "id": text_item["id"]}
+                    delta["reasoning_details"] = [fragment]
                 yield chunk(delta)
             if text_item is not None:
                 # The signature arrives alone, in a text-less fragment of the same item.

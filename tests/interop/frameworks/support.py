@@ -15,7 +15,7 @@ class Refusals:
         self._start = len(emu.rejections)
 
     def _since(self) -> list[int]:
-        return [status for _, status in self._emu.rejections[self._start :]]
+        return [refused.status for refused in self._emu.rejections[self._start :]]
 
     def __iter__(self) -> Iterator[int]:
         return iter(self._since())
