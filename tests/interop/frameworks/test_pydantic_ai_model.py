@@ -15,15 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from openai import AsyncOpenAI
 from pydantic import BaseModel
 from pydantic_ai import Agent, NativeOutput
 from pydantic_ai.exceptions import ModelHTTPError
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, ThinkingPart
 from pydantic_ai.models import Model
 from pydantic_ai.models.anthropic import AnthropicModel
-from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.models.openrouter import OpenRouterModel
 from pydantic_ai.providers.anthropic import AnthropicProvider
-from pydantic_ai.providers.openai import OpenAIProvider
+from pydantic_ai.providers.openrouter import OpenRouterProvider
 
 import thinkseal
 from thinkseal.interop import pydantic_ai as ts_pydantic_ai
@@ -269,14 +270,12 @@ def test_claude_then_gemini_on_openrouter(kind: str) -> None:
         )
         statuses = Refusals(emu)
         if kind == "pydantic-ai":
-            # pydantic-ai's OpenRouterModel refuses the emulator's replies (they lack OpenRouter's `provider`
-            # member), so the control is its OpenAI chat model at OpenRouter's URL, as many set it up.
-            provider = OpenAIProvider(base_url=emu.base_url, api_key="k")
+            provider = OpenRouterProvider(openai_client=AsyncOpenAI(base_url=emu.base_url, api_key="k"))
 
             def make(name: str) -> Model:
-                return OpenAIChatModel(name, provider=provider)
+                return OpenRouterModel(name, provider=provider)
 
-            settings: dict[str, Any] = {"extra_body": {"reasoning": {"effort": "medium"}}}
+            settings: dict[str, Any] = {"openrouter_reasoning": {"effort": "medium"}}
         else:
             ledger = thinkseal.Ledger()
 
@@ -293,6 +292,8 @@ def test_claude_then_gemini_on_openrouter(kind: str) -> None:
         COUNTS.setdefault("Claude -> Gemini on OpenRouter", {})[kind] = len(statuses)
         print(f"\nrejections, Claude -> Gemini on OpenRouter, {kind}: {len(statuses)}")
         turns = [[m for m in r.body["messages"] if m["role"] == "assistant"] for r in emu.requests]
+        if kind == "pydantic-ai":
+            assert len(statuses) == 1  # Claude's reasoning_details sent to Gemini
         if kind == "thinkseal":
             assert statuses == []
             assert turns[1][0]["reasoning_details"]  # to Claude in its own loop
