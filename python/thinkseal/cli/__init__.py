@@ -1,10 +1,10 @@
 """The ``thinkseal`` command (the console script; ``python -m thinkseal`` runs
-the same): ``report``, ``body``, ``import``, ``emulate`` and ``demo``.
+the same): ``report``, ``body``, ``import``, ``emulate``, ``demo`` and ``gateway``.
 
 Imported only by the script, never by ``import thinkseal``. ``_args`` parses,
 ``_output`` renders (tables, colour, JSON), ``_input`` reads files, and each
 command is one module (``_report``, ``_body``, ``_import``, ``_emulate``,
-``_demo``) with ``run(args) -> int``.
+``_demo``, ``_gateway``) with ``run(args) -> int``.
 
 Exit status: 0 on success; 1 when the adapter would refuse the next request
 (``ReplayError``) or a demo step did not behave as described; 2 for a usage or

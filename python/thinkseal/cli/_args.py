@@ -13,7 +13,7 @@ from .._binding import Origin
 
 __all__ = ["COMMANDS", "IMPORT_FORMATS", "build_parser", "origin", "parse"]
 
-COMMANDS: tuple[str, ...] = ("report", "body", "import", "emulate", "demo")
+COMMANDS: tuple[str, ...] = ("report", "body", "import", "emulate", "demo", "gateway")
 IMPORT_FORMATS: tuple[str, ...] = ("anthropic", "openai", "openai-responses", "pydantic-ai")
 _TOP_LEVEL = ("-h", "--help", "--version")
 
@@ -173,6 +173,21 @@ def build_parser() -> argparse.ArgumentParser:
         "status is 1 if one did not behave as described.",
     )
     _json_flag(demo, "the steps")
+
+    gateway = commands.add_parser(
+        "gateway",
+        help="serve the thinkseal gateway: provider APIs with sealed thinking kept where it holds",
+        description="Serve the HTTP gateway of docs/gateway.md in the foreground until Ctrl-C or SIGTERM. Clients "
+        "point their base URL at a route (e.g. ANTHROPIC_BASE_URL=http://127.0.0.1:8080/anthropic). The first "
+        "line printed is the gateway's base URL; its JSON log lines go to stderr.",
+    )
+    gateway.add_argument(
+        "--config", required=True, metavar="FILE", help="the configuration: a .toml or .json file (docs/gateway.md)"
+    )
+    gateway.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
+    gateway.add_argument(
+        "--port", type=port, default=8080, help="the port to listen on (default 8080; 0: any free port)"
+    )
     return parser
 
 

@@ -43,6 +43,9 @@ _HOP_BY_HOP = frozenset(
 # Credentials a client may send, one per provider auth kind.
 _CREDENTIAL_HEADERS = ("authorization", "x-api-key", "x-goog-api-key")
 _TOKEN_HEADER = "x-thinkseal-token"
+# On every answer the gateway did not decide a history for (its own, a refusal,
+# a request passed through): a client reads the headers without special cases.
+_NONE_DECIDED = ((b"thinkseal-kept", b"0"), (b"thinkseal-unsealed", b"0"))
 
 
 class Refusal(Exception):
@@ -59,6 +62,11 @@ class Refusal(Exception):
 
 
 def open_ledger(config: Config) -> AsyncLedger:
+    if config.ledger_namespace is not None and config.ledger.startswith(("postgres://", "postgresql://")):
+        return AsyncLedger.postgres(config.ledger, schema=config.ledger_namespace, secret=config.ledger_secret)
+    if config.ledger_namespace is not None and config.ledger.startswith(("redis://", "rediss://")):
+        prefix = f"{config.ledger_namespace}:"
+        return AsyncLedger.redis(config.ledger, prefix=prefix, secret=config.ledger_secret)
     return open_async_ledger(config.ledger, secret=config.ledger_secret)
 
 
@@ -73,10 +81,11 @@ class Decision:
     """What the gateway decided for one request: the body to send, the replay
     behind it, and the counts its answer reports."""
 
-    __slots__ = ("attached", "body", "incoming", "kept", "origin", "reasons", "replay", "unsealed")
+    __slots__ = ("attached", "body", "incoming", "kept", "origin", "raw", "reasons", "replay", "unsealed")
 
     def __init__(
         self,
+        raw: bytes,
         body: bytes,
         incoming: Incoming,
         attached: Attached,
@@ -86,6 +95,7 @@ class Decision:
         unsealed: int,
         reasons: dict[str, int],
     ) -> None:
+        self.raw = raw  # as the client sent it
         self.body = body
         self.incoming = incoming
         self.attached = attached
@@ -185,6 +195,8 @@ class Gateway:
             await _refuse(send, refusal)
             return
         upstream_headers = self._upstream_headers(route, headers)
+        if decision is not None and decision.origin.model != decision.incoming.model:
+            provider_path = surface.upstream_path(provider_path, decision.incoming, decision.origin.model)
         url = route.upstream + provider_path + (("?" + scope["query_string"].decode()) if scope["query_string"] else "")
         body = raw if decision is None else decision.body
         status = await self._forward(scope["method"], url, upstream_headers, body, decision, route, surface, send)
@@ -263,14 +275,12 @@ class Gateway:
         origin = Origin(route.provider, model, account)
         attached = await self._attach(incoming.conversation, account)
         replay, edits, counts = self._edits(attached, origin, surface, incoming)
-        body = edited(raw, incoming.field, edits)
-        if model != incoming.model:
-            body = replaced_member(body, "model", model)
+        body = _body(raw, incoming, edits, model, surface)
         kept, unsealed, reasons = counts
         self.metrics.count("turns_kept", kept, route=route.prefix)
         for reason, n in reasons.items():
             self.metrics.count("turns_unsealed", n, route=route.prefix, reason=reason)
-        return Decision(body, incoming, attached, replay, origin, kept, unsealed, reasons)
+        return Decision(raw, body, incoming, attached, replay, origin, kept, unsealed, reasons)
 
     async def _attach(self, conversation: Conversation, account: str | None) -> Attached:
         assert self._ledger is not None
@@ -298,7 +308,7 @@ class Gateway:
             if sent is turn:
                 continue  # nothing sealed to take off, no call to drop: it goes as it came
             assert isinstance(sent, AssistantMessage)
-            edits[incoming.turns[entry.index]] = surface.turn_wire(sent)
+            edits.update(surface.wire_edits(incoming, entry.index, sent, origin.model))
             reasons[str(entry.reason)] = reasons.get(str(entry.reason), 0) + 1
         return replay, edits, (kept, sum(reasons.values()), reasons)
 
@@ -327,7 +337,7 @@ class Gateway:
             return 502
         try:
             if decision is not None and response.status_code == 400 and self.config.recover:
-                raw = await response.aread()
+                raw = b"".join([chunk async for chunk in response.aiter_raw()])  # as it came, to relay
                 retried = await self._recovered(raw, decision, route, surface, method, url, headers)
                 if retried is None:
                     return await self._relay(response, decision, surface, send, None, raw)
@@ -363,9 +373,17 @@ class Gateway:
         unsealed = conversation.with_messages(messages)
         attached = Attached(unsealed, decision.attached.turns)
         replay, edits, (kept, count, reasons) = self._edits(attached, decision.origin, surface, decision.incoming)
-        body = edited(decision.body, decision.incoming.field, edits)
-        retried = Decision(body, decision.incoming, attached, replay, decision.origin, kept, count, reasons)
+        # The turn itself has no seals left for the replay to report: it goes out as sent, said so here.
+        sent = replay.sent(turn)
+        assert isinstance(sent, AssistantMessage)
+        edits.update(surface.wire_edits(decision.incoming, turn, sent, decision.origin.model))
+        reasons = {**reasons, "provider-rejected": reasons.get("provider-rejected", 0) + 1}
+        body = _body(decision.raw, decision.incoming, edits, decision.origin.model, surface)
+        retried = Decision(
+            decision.raw, body, decision.incoming, attached, replay, decision.origin, kept, count + 1, reasons
+        )
         self.metrics.count("recoveries", route=route.prefix)
+        self.metrics.count("turns_unsealed", route=route.prefix, reason="provider-rejected")
         request = self._http.build_request(method, url, content=body, headers=headers)
         return await self._http.send(request, stream=True), retried, turn
 
@@ -383,22 +401,31 @@ class Gateway:
         headers = [
             (k.encode("latin-1"), v.encode("latin-1"))
             for k, v in response.headers.items()
-            if k.lower() not in _HOP_BY_HOP and k.lower() not in ("content-length", "content-encoding")
+            if k.lower() not in _HOP_BY_HOP  # the body goes as it came, so its length and encoding hold
         ]
-        if decision is not None:
-            headers += decision.headers()
+        headers += _NONE_DECIDED if decision is None else decision.headers()
         if recovered is not None:
             headers.append((b"thinkseal-recovered", str(recovered).encode()))
         await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
         recorder = _Recorder(surface, decision) if decision is not None and response.status_code < 300 else None
         chunks = _once(read) if read is not None else response.aiter_raw()
+        # A whole answer's last bytes wait for the ledger: a client that has them may send its
+        # next request to another gateway of the fleet, which must find the reply recorded.
+        # A stream's events go out as they arrive; it is recorded before its body is closed.
+        held = recorder is not None and not recorder.streaming
+        last = b""
         async for chunk in chunks:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
             if recorder is not None:
                 recorder.feed(chunk)
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+            if held:
+                if last:
+                    await send({"type": "http.response.body", "body": last, "more_body": True})
+                last = chunk
+            else:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
         if recorder is not None:
             await self._record(recorder)
+        await send({"type": "http.response.body", "body": last, "more_body": False})
         return int(response.status_code)
 
     async def _record(self, recorder: _Recorder) -> None:
@@ -495,6 +522,15 @@ async def _read_body(receive: Receive, limit: int, headers: Mapping[str, str]) -
             return b"".join(chunks)
 
 
+def _body(raw: bytes, incoming: Incoming, edits: Mapping[int, object | None], model: str, surface: Surface) -> bytes:
+    """The body to send: ``raw`` with the ``edits`` spliced in and the model
+    the route's map names, every other byte as the client wrote it."""
+    body = edited(raw, incoming.field, edits)
+    if model != incoming.model and surface.model_in_body():
+        body = replaced_member(body, "model", model)
+    return body
+
+
 def _error_message(raw: bytes) -> str | None:
     try:
         value = json.loads(raw)
@@ -513,7 +549,7 @@ async def _once(data: bytes) -> AsyncIterator[bytes]:
 
 
 async def _answer(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": [*headers, *_NONE_DECIDED]})
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 

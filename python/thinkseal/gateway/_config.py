@@ -63,6 +63,15 @@ def _env(table: Mapping[str, Any], name: str, path: str) -> str | None:
     return value
 
 
+def _namespace(value: object) -> str | None:
+    """A PostgreSQL schema / Redis key prefix for the ledger: a plain identifier."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,62}", value):
+        raise _fail("gateway.ledger_namespace", "expected an identifier (letters, digits, _; at most 63)")
+    return value
+
+
 class Route:
     """One upstream: requests to ``prefix`` + a provider path go to
     ``upstream`` + that path, through the ``provider`` adapter's rules.
@@ -122,6 +131,7 @@ class Config:
         "account_key",
         "client_tokens",
         "ledger",
+        "ledger_namespace",
         "ledger_secret",
         "max_body",
         "recover",
@@ -135,6 +145,7 @@ class Config:
         routes: Sequence[Route],
         *,
         ledger: str = "memory",
+        ledger_namespace: str | None = None,
         ledger_secret: str | None = None,
         unknown_seals: str = "keep",
         recover: bool = True,
@@ -152,6 +163,7 @@ class Config:
             raise _fail("gateway.unknown_seals", f"expected one of {', '.join(UNKNOWN_SEALS)}")
         self.routes = tuple(sorted(routes, key=lambda r: len(r.prefix), reverse=True))  # longest prefix first
         self.ledger = ledger
+        self.ledger_namespace = ledger_namespace
         self.ledger_secret = ledger_secret
         self.unknown_seals = unknown_seals
         self.recover = recover
@@ -185,6 +197,7 @@ class Config:
         return cls(
             [Route.of(r, f"routes[{i}]") for i, r in enumerate(routes)],
             ledger=_string(gateway.get("ledger", "memory"), "gateway.ledger"),
+            ledger_namespace=_namespace(gateway.get("ledger_namespace")),
             ledger_secret=_env(gateway, "ledger_secret_env", "gateway"),
             unknown_seals=_string(gateway.get("unknown_seals", "keep"), "gateway.unknown_seals"),
             recover=recover,

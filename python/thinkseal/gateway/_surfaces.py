@@ -12,6 +12,7 @@ off, its unanswered calls dropped), and nothing else in the body changes.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from importlib import import_module
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._conversation import Conversation
@@ -25,16 +26,27 @@ if TYPE_CHECKING:
 class Incoming:
     """A request body as the gateway reads it: the ``conversation``, the
     wire element (in the body's list ``field``) of each assistant turn by its
-    conversation index, the ``model`` asked for and whether it ``stream``s."""
+    conversation index, the ``model`` asked for and whether it ``stream``s.
+    ``lengths``: how many consecutive wire elements a turn spans, where that
+    is more than its one element (a Responses turn's items)."""
 
-    __slots__ = ("conversation", "field", "model", "stream", "turns")
+    __slots__ = ("conversation", "field", "lengths", "model", "stream", "turns")
 
-    def __init__(self, conversation: Conversation, field: str, turns: dict[int, int], model: str, stream: bool) -> None:
+    def __init__(
+        self,
+        conversation: Conversation,
+        field: str,
+        turns: dict[int, int],
+        model: str,
+        stream: bool,
+        lengths: Mapping[int, int] | None = None,
+    ) -> None:
         self.conversation = conversation
         self.field = field
         self.turns = turns
         self.model = model
         self.stream = stream
+        self.lengths: Mapping[int, int] = lengths or {}
 
 
 class Surface:
@@ -56,9 +68,29 @@ class Surface:
         """The wire element an as-sent turn goes out as (None: none at all)."""
         raise NotImplementedError
 
-    def model_in_path(self) -> bool:
-        """Whether the model is named in the path rather than the body."""
-        return False
+    def wire_edits(
+        self, incoming: Incoming, index: int, sent: AssistantMessage, model: str
+    ) -> dict[int, object | None]:
+        """The edits (wire element index -> new value, None, or an ``_edit.Splice``)
+        that send conversation turn ``index`` of ``incoming`` as ``sent`` to
+        ``model``: its first element replaced by ``turn_wire``, the rest of its
+        elements removed. A surface whose wire form depends on the request
+        (the target model, the tools) overrides this."""
+        first = incoming.turns[index]
+        edits: dict[int, object | None] = {first + k: None for k in range(1, incoming.lengths.get(index, 1))}
+        edits[first] = self.turn_wire(sent)
+        return edits
+
+    def upstream_path(self, path: str, incoming: Incoming, model: str) -> str:
+        """The provider path the request goes to when the route's model map sends
+        ``incoming.model`` to ``model`` (another model): the same path where the
+        body names the model (the body is then edited instead), else the path
+        naming ``model``."""
+        return path
+
+    def model_in_body(self) -> bool:
+        """Whether the body names the model (the model map edits it there)."""
+        return True
 
 
 def _model(body: Mapping[str, Any]) -> str:
@@ -91,7 +123,10 @@ class AnthropicMessages(Surface):
         if not isinstance(messages, list):
             raise ValidationError("messages: expected a list", path="messages")
         conversation = import_messages(
-            messages, system=body.get("system"), tools=body.get("tools"), output_config=body.get("output_config")
+            [_unmarked(m) for m in messages],  # type: ignore[misc]  # import_messages checks each
+            system=body.get("system"),
+            tools=body.get("tools"),
+            output_config=body.get("output_config"),
         )
         # A system prompt comes first; each wire message is one or more messages (tool results, then text).
         turns: dict[int, int] = {}
@@ -113,6 +148,23 @@ class AnthropicMessages(Surface):
         return {"role": "assistant", "content": wire.assistant_blocks(turn)}
 
 
+def _unmarked(element: object) -> object:
+    """An assistant wire message as thinkseal reads it: without the cache marks
+    a client puts on its blocks (a mark is no part of the turn: the library
+    never fingerprints one, and Claude reads the turn the same with or without
+    it), so a turn re-sent with a mark moved onto it is still the turn
+    recorded. Only the reading drops them: a kept turn goes out with its
+    bytes, marks included; an unsealed turn is written anew, without them (its
+    prefix changed anyway, so the cache past it starts again)."""
+    if not isinstance(element, Mapping) or element.get("role") != "assistant":
+        return element
+    content = element.get("content")
+    if not isinstance(content, list) or not any(isinstance(b, Mapping) and "cache_control" in b for b in content):
+        return element
+    blocks = [{k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, Mapping) else b for b in content]
+    return {**element, "content": blocks}
+
+
 def _user_messages(element: object) -> int:
     """How many conversation messages a user wire message imports as: one per
     tool result, and one for the rest of its content (if any)."""
@@ -127,19 +179,31 @@ def _user_messages(element: object) -> int:
     return results + (1 if len(content) > results else 0)
 
 
-SURFACES: dict[str, type[Surface]] = {
-    "anthropic": AnthropicMessages,
-    "vertex-anthropic": AnthropicMessages,
+# The provider ids the gateway serves, each with the module and class of its
+# surface (imported when a route names one). Every other id is refused in the
+# configuration, with what is served.
+SURFACES: dict[str, tuple[str, str]] = {
+    "anthropic": ("_surfaces", "AnthropicMessages"),
+    "vertex-anthropic": ("_surfaces", "AnthropicMessages"),
+    "gemini": ("_gemini_surface", "GeminiGenerate"),
+    "vertex-gemini": ("_gemini_surface", "GeminiGenerate"),
+    "openrouter": ("_chat_surface", "ChatCompletions"),
+    "deepseek": ("_chat_surface", "ChatCompletions"),
+    "zai": ("_chat_surface", "ChatCompletions"),
+    "mistral": ("_chat_surface", "ChatCompletions"),
+    "openai": ("_chat_surface", "ChatCompletions"),
+    "gemini-openai": ("_chat_surface", "ChatCompletions"),
+    "openai-responses": ("_responses_surface", "Responses"),
 }
-"""The surface of each provider id the gateway serves (the others are refused
-in the configuration, with what is served)."""
 
 
 def surface_of(adapter: Provider) -> Surface:
-    kind = SURFACES.get(adapter.id)
-    if kind is None:
+    found = SURFACES.get(adapter.id)
+    if found is None:
         raise ValidationError(
             f"provider: the gateway does not serve {adapter.id!r} yet; it serves {', '.join(SURFACES)}",
             path="provider",
         )
+    module, name = found
+    kind: type[Surface] = getattr(import_module(f"{__package__}.{module}"), name)
     return kind(adapter)
