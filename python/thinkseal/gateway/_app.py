@@ -11,6 +11,7 @@ reachable. ``/healthz`` and ``/metrics`` are the gateway's own.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -178,6 +179,10 @@ class Gateway:
         if path == "/metrics":
             await _answer(send, 200, self.metrics.render().encode(), [(b"content-type", b"text/plain; version=0.0.4")])
             return
+        unsafe = _unsafe_path(scope)
+        if unsafe is not None:
+            await _refuse(send, Refusal(400, unsafe))
+            return
         found = self.config.route_of(path)
         if found is None:
             await _refuse(send, Refusal(404, f"no route serves {path!r}", "not_found_error"))
@@ -186,7 +191,7 @@ class Gateway:
         headers = _headers(scope)
         try:
             credential = self._authorise(route, headers)
-            raw = await _read_body(receive, self.config.max_body, headers)
+            raw = await _read_body(receive, self.config.max_body, headers, self.config.timeout)
             surface = self._surfaces[route.prefix]
             served = scope["method"] == "POST" and surface.serves(provider_path)
             decision = await self._decide(route, surface, raw, provider_path, credential) if served else None
@@ -340,11 +345,11 @@ class Gateway:
                 raw = b"".join([chunk async for chunk in response.aiter_raw()])  # as it came, to relay
                 retried = await self._recovered(raw, decision, route, surface, method, url, headers)
                 if retried is None:
-                    return await self._relay(response, decision, surface, send, None, raw)
+                    return await self._relay(response, decision, route, surface, send, None, raw)
                 await response.aclose()
                 response, decision, recovered = retried
-                return await self._relay(response, decision, surface, send, recovered)
-            return await self._relay(response, decision, surface, send, None)
+                return await self._relay(response, decision, route, surface, send, recovered)
+            return await self._relay(response, decision, route, surface, send, None)
         finally:
             await response.aclose()
 
@@ -391,15 +396,18 @@ class Gateway:
         self,
         response: Any,
         decision: Decision | None,
+        route: Route,
         surface: Surface,
         send: Send,
         recovered: int | None,
         read: bytes | None = None,
     ) -> int:
         """Relay ``response`` to the client as it arrives (``read``: its body,
-        when it was read already), feeding the ledger's recorder on the way."""
+        when it was read already), feeding the ledger's recorder on the way.
+        The route's own key is hidden wherever an upstream echoes it."""
+        masker = _Masker(route.api_key.encode()) if route.api_key else None
         headers = [
-            (k.encode("latin-1"), v.encode("latin-1"))
+            (k.encode("latin-1"), masker.hide(v.encode("latin-1")) if masker else v.encode("latin-1"))
             for k, v in response.headers.items()
             if k.lower() not in _HOP_BY_HOP  # the body goes as it came, so its length and encoding hold
         ]
@@ -407,7 +415,8 @@ class Gateway:
         if recovered is not None:
             headers.append((b"thinkseal-recovered", str(recovered).encode()))
         await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
-        recorder = _Recorder(surface, decision) if decision is not None and response.status_code < 300 else None
+        ok = decision is not None and response.status_code < 300
+        recorder = _Recorder(surface, decision, self.config.max_body) if ok and decision is not None else None
         chunks = _once(read) if read is not None else response.aiter_raw()
         # A whole answer's last bytes wait for the ledger: a client that has them may send its
         # next request to another gateway of the fleet, which must find the reply recorded.
@@ -417,15 +426,17 @@ class Gateway:
         async for chunk in chunks:
             if recorder is not None:
                 recorder.feed(chunk)
+            out = masker.feed(chunk) if masker is not None else chunk
             if held:
                 if last:
                     await send({"type": "http.response.body", "body": last, "more_body": True})
-                last = chunk
-            else:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                last = out
+            elif out:
+                await send({"type": "http.response.body", "body": out, "more_body": True})
         if recorder is not None:
             await self._record(recorder)
-        await send({"type": "http.response.body", "body": last, "more_body": False})
+        final = last + (masker.flush() if masker is not None else b"")
+        await send({"type": "http.response.body", "body": final, "more_body": False})
         return int(response.status_code)
 
     async def _record(self, recorder: _Recorder) -> None:
@@ -438,14 +449,43 @@ class Gateway:
             log.warning("the reply could not be recorded (%s)", type(err).__name__)
 
 
+class _Masker:
+    """Hides ``secret`` in relayed bytes (an upstream may echo the credential it
+    was sent): each occurrence becomes as many ``*``, so lengths hold. Only
+    bytes that could begin an occurrence split across chunks wait for the next
+    chunk; a stream's events are not held back otherwise."""
+
+    def __init__(self, secret: bytes) -> None:
+        self.secret = secret
+        self.tail = b""
+
+    def hide(self, data: bytes) -> bytes:
+        return data.replace(self.secret, b"*" * len(self.secret))
+
+    def feed(self, chunk: bytes) -> bytes:
+        data = self.hide(self.tail + chunk)
+        keep = min(len(data), len(self.secret) - 1)
+        while keep and not data.endswith(self.secret[:keep]):
+            keep -= 1
+        self.tail = data[len(data) - keep :]
+        return data[: len(data) - keep]
+
+    def flush(self) -> bytes:
+        tail, self.tail = self.tail, b""
+        return tail
+
+
 class _Recorder:
     """Reads the answer as it is relayed (whole or streamed) with the
-    adapter's own parser, and gives the reply bound to the request as sent."""
+    adapter's own parser, and gives the reply bound to the request as sent.
+    An answer over ``limit`` bytes is not recorded (nor held in memory)."""
 
-    def __init__(self, surface: Surface, decision: Decision) -> None:
+    def __init__(self, surface: Surface, decision: Decision, limit: int) -> None:
         self.adapter = surface.adapter
         self.decision = decision
         self.streaming = decision.incoming.stream
+        self.limit = limit
+        self.size = 0
         self.chunks: list[bytes] = []
         if self.streaming:
             from ..client._events import decoder  # noqa: PLC0415
@@ -456,6 +496,12 @@ class _Recorder:
 
     def feed(self, chunk: bytes) -> None:
         if self.failed:
+            return
+        self.size += len(chunk)
+        if self.size > self.limit:
+            self.failed = True
+            self.chunks.clear()
+            log.warning("the answer is over %d bytes: relayed, not recorded", self.limit)
             return
         try:
             if self.streaming:
@@ -503,14 +549,20 @@ def _credential(headers: Mapping[str, str]) -> str | None:
     return None
 
 
-async def _read_body(receive: Receive, limit: int, headers: Mapping[str, str]) -> bytes:
+async def _read_body(receive: Receive, limit: int, headers: Mapping[str, str], timeout: float) -> bytes:
+    """The request body, refused past ``limit`` bytes, or when a part of it takes
+    longer than ``timeout`` seconds to arrive (a client trickling its body would
+    otherwise hold the connection for ever)."""
     declared = headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise Refusal(413, f"the request body is over the gateway's limit of {limit} bytes", "request_too_large")
     chunks: list[bytes] = []
     size = 0
     while True:
-        message = await receive()
+        try:
+            message = await asyncio.wait_for(receive(), timeout)
+        except TimeoutError:
+            raise Refusal(408, f"the request body did not arrive within {timeout:g} s", "timeout_error") from None
         if message["type"] == "http.disconnect":
             raise Refusal(400, "the client went away before its body arrived")
         chunk = message.get("body", b"")
@@ -520,6 +572,23 @@ async def _read_body(receive: Receive, limit: int, headers: Mapping[str, str]) -
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
+
+
+# Percent-escapes of ".", "/", "\\", "?" and "#": decoded by the server, they would make
+# the path forwarded upstream another path (or a query) than the one the route checked.
+_ENCODED_SEPARATORS = (b"%2e", b"%2f", b"%5c", b"%3f", b"%23")
+
+
+def _unsafe_path(scope: Scope) -> str | None:
+    """Why the request's path is refused: a dot segment or an escaped
+    separator could take the route's credential to another path of its
+    upstream's host. None for a path that is forwarded as routed."""
+    raw = scope.get("raw_path") or scope["path"].encode()
+    if any(escape in raw.lower() for escape in _ENCODED_SEPARATORS):
+        return "the path holds an escaped '.', '/', '\\', '?' or '#'"
+    if any(segment in (".", "..") for segment in scope["path"].split("/")):
+        return "the path holds a '.' or '..' segment"
+    return None
 
 
 def _body(raw: bytes, incoming: Incoming, edits: Mapping[int, object | None], model: str, surface: Surface) -> bytes:
