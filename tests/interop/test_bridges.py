@@ -80,21 +80,27 @@ def emulator_of(thinkseal_emulator: EmulatorFactory) -> EmulatorFactory:
 
 
 def call(
-    bridge: Any, make: Callable[[], Any], req: thinkseal.PreparedRequest, *, use_async: bool, streamed: bool
+    bridge: Any,
+    make: Callable[[], Any],
+    req: thinkseal.PreparedRequest,
+    *,
+    use_async: bool,
+    streamed: bool,
+    **options: Any,
 ) -> tuple[Reply, list[Any]]:
     """The reply through ``bridge`` the chosen way, and the deltas it yielded
     (an async client belongs to one event loop: each run makes its own)."""
     client = make()
     if not use_async:
         if not streamed:
-            return bridge.send(client, req), []
-        items = list(bridge.stream(client, req))
+            return bridge.send(client, req, **options), []
+        items = list(bridge.stream(client, req, **options))
         return items[-1], items[:-1]
 
     async def run() -> tuple[Reply, list[Any]]:
         if not streamed:
-            return await bridge.send_async(client, req), []
-        stream: AsyncIterator[Any] = bridge.stream_async(client, req)
+            return await bridge.send_async(client, req, **options), []
+        stream: AsyncIterator[Any] = bridge.stream_async(client, req, **options)
         items = [item async for item in stream]
         return items[-1], items[:-1]
 
@@ -159,6 +165,29 @@ def test_tool_loop_with_thinking_replayed(
     else:
         assert sent.raw == req.content
         assert all(sent.headers[k.lower()] == v for k, v in req.headers.items())
+
+
+@pytest.mark.parametrize("provider", sorted(BRIDGES))
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+def test_a_bridge_given_a_ledger_records_the_reply(
+    emulator_of: Callable[[str], Emulator], provider: str, use_async: bool, streamed: bool
+) -> None:
+    """The history comes back without bindings (held elsewhere): the ledger
+    the bridge recorded into recognises the sealed turn; without it the turn
+    is unknown."""
+    bridge, make_client = BRIDGES[provider]
+    emu = emulator_of(provider)
+    emu.script(Step(thinking="I need the weather first.", calls=[("get_weather", {"city": "Paris"})]))
+    conv = Conversation([UserMessage("Weather in Paris?")], tools=[Tool("get_weather")])
+    req = thinkseal.provider(provider).prepare(conv, model=MODELS[provider], stream=streamed, **emu.thinking_options)
+    ledger = thinkseal.Ledger()
+    reply, _ = call(
+        bridge, lambda: make_client(emu, use_async), req, use_async=use_async, streamed=streamed, ledger=ledger
+    )
+    held = conv.append(reply.message._bound(None), ToolMessage("18°C", reply.message.tool_calls[0].id))
+    assert [t.status for t in ledger.attach(held).turns] == ["recognised"]
+    assert [t.status for t in thinkseal.Ledger().attach(held).turns] == ["unknown"]
 
 
 def test_the_openai_chat_bridge_sends_plain_chat(emulator_of: Callable[[str], Emulator]) -> None:

@@ -113,41 +113,19 @@ class ClientBase(Generic[H]):
 
     def _record(self, reply: Reply) -> Reply:
         """``reply``, recorded in the client's (sync) ledger first."""
-        if self._ledger is not None:
-            self._record_into(self._ledger, reply)
-        return reply
+        if self._ledger is None:
+            return reply
+        from ..ledger._recording import record_reply  # noqa: PLC0415 - loaded with the ledger
 
-    @staticmethod
-    def _record_into(ledger: Ledger, reply: Reply) -> None:
-        """Record ``reply`` in the sync ``ledger``; a failure is logged."""
-        if reply.message.thinking_binding is None:
-            return
-        from ..ledger import BackendError  # noqa: PLC0415 - loaded with the ledger
-
-        try:
-            ledger.record(reply)
-        except BackendError as err:
-            _log_unrecorded(err)
+        return record_reply(self._ledger, reply)
 
     async def _arecord(self, reply: Reply) -> Reply:
         """``reply``, recorded in the client's ledger (either kind) first."""
-        if self._ledger is not None:
-            await self._arecord_into(self._ledger, reply)
-        return reply
+        if self._ledger is None:
+            return reply
+        from ..ledger._recording import arecord_reply  # noqa: PLC0415
 
-    async def _arecord_into(self, ledger: Ledger | AsyncLedger, reply: Reply) -> None:
-        """Record ``reply`` in ``ledger`` (either kind); a failure is logged."""
-        if reply.message.thinking_binding is None:
-            return
-        from ..ledger import AsyncLedger, BackendError  # noqa: PLC0415
-
-        try:
-            if isinstance(ledger, AsyncLedger):
-                await ledger.record(reply)
-            else:
-                ledger.record(reply)
-        except BackendError as err:
-            _log_unrecorded(err)
+        return await arecord_reply(self._ledger, reply)
 
     @property
     def provider(self) -> str:
@@ -168,11 +146,3 @@ def _checked_ledger(ledger: object, asynchronous: bool) -> Any:
         wanted = "a thinkseal.Ledger or AsyncLedger" if asynchronous else "a thinkseal.Ledger"
         raise ValidationError(f"ledger: expected {wanted}, got {type(ledger).__name__}", path="ledger")
     return ledger
-
-
-def _log_unrecorded(err: Exception) -> None:
-    import logging  # noqa: PLC0415 - loaded with the ledger already
-
-    logging.getLogger("thinkseal.ledger").warning(
-        "the reply could not be recorded (%s); it is returned as it is", type(err).__name__
-    )

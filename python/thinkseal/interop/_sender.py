@@ -123,14 +123,18 @@ class Sender:
     def _recorded(self, reply: Reply, client: Any) -> Reply:
         # A client made here records itself; a given one may have no ledger (or another).
         ledger = self._sync_ledger()
-        if ledger is not None and getattr(client, "_ledger", None) is not ledger:
-            client._record_into(ledger, reply)
-        return reply
+        if ledger is None or getattr(client, "_ledger", None) is ledger:
+            return reply
+        from ..ledger._recording import record_reply  # noqa: PLC0415
+
+        return record_reply(ledger, reply)
 
     async def _recorded_async(self, reply: Reply, client: Any) -> Reply:
-        if self.ledger is not None and getattr(client, "_ledger", None) is not self.ledger:
-            await client._arecord_into(self.ledger, reply)
-        return reply
+        if self.ledger is None or getattr(client, "_ledger", None) is self.ledger:
+            return reply
+        from ..ledger._recording import arecord_reply  # noqa: PLC0415
+
+        return await arecord_reply(self.ledger, reply)
 
     def send(self, conversation: Conversation, options: Mapping[str, Any]) -> Reply:
         client = self.client

@@ -14,11 +14,14 @@ from __future__ import annotations
 import copy
 import inspect
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import ValidationError
 from .._reply import Delta, Reply
 from ..providers import PreparedRequest
+
+if TYPE_CHECKING:
+    from ..ledger import AsyncLedger, Ledger
 
 
 def check(req: object, streaming: bool | None = None) -> PreparedRequest:
@@ -48,23 +51,40 @@ def _options(req: PreparedRequest) -> dict[str, Any]:
     return {"headers": dict(req.headers)}
 
 
-def send(client: Any, req: PreparedRequest, stream_cls: Any) -> Reply:
+def send(client: Any, req: PreparedRequest, stream_cls: Any, ledger: Ledger | None) -> Reply:
     if is_streaming(req):
-        return _finish(stream(client, req, stream_cls))
+        return _finish(stream(client, req, stream_cls, ledger))
     data = client.post(req.path, cast_to=object, options=_options(req), **_payload(client, req))
-    return req.parse(data)
+    return recorded(ledger, req.parse(data))
 
 
-async def send_async(client: Any, req: PreparedRequest, stream_cls: Any) -> Reply:
+async def send_async(client: Any, req: PreparedRequest, stream_cls: Any, ledger: Ledger | AsyncLedger | None) -> Reply:
     if is_streaming(req):
         reply: Reply | None = None
-        async for item in stream_async(client, req, stream_cls):
+        async for item in stream_async(client, req, stream_cls, ledger):
             if isinstance(item, Reply):
                 reply = item
         assert reply is not None
         return reply
     data = await client.post(req.path, cast_to=object, options=_options(req), **_payload(client, req))
-    return req.parse(data)
+    return await arecorded(ledger, req.parse(data))
+
+
+def recorded(ledger: Ledger | None, reply: Reply) -> Reply:
+    """``reply``, recorded in ``ledger`` first when one was given (every bridge takes ``ledger=``)."""
+    if ledger is None:
+        return reply
+    from ..ledger._recording import record_reply  # noqa: PLC0415
+
+    return record_reply(ledger, reply)
+
+
+async def arecorded(ledger: Ledger | AsyncLedger | None, reply: Reply) -> Reply:
+    if ledger is None:
+        return reply
+    from ..ledger._recording import arecord_reply  # noqa: PLC0415
+
+    return await arecord_reply(ledger, reply)
 
 
 def _finish(items: Iterator[Delta | Reply]) -> Reply:
@@ -76,7 +96,7 @@ def _finish(items: Iterator[Delta | Reply]) -> Reply:
     return reply
 
 
-def stream(client: Any, req: PreparedRequest, stream_cls: Any) -> Iterator[Delta | Reply]:
+def stream(client: Any, req: PreparedRequest, stream_cls: Any, ledger: Ledger | None) -> Iterator[Delta | Reply]:
     acc = req.stream()
     events = client.post(
         req.path,
@@ -91,10 +111,12 @@ def stream(client: Any, req: PreparedRequest, stream_cls: Any) -> Iterator[Delta
             yield from acc.feed(event)
     finally:
         events.close()
-    yield acc.reply
+    yield recorded(ledger, acc.reply)
 
 
-async def stream_async(client: Any, req: PreparedRequest, stream_cls: Any) -> AsyncIterator[Delta | Reply]:
+async def stream_async(
+    client: Any, req: PreparedRequest, stream_cls: Any, ledger: Ledger | AsyncLedger | None
+) -> AsyncIterator[Delta | Reply]:
     acc = req.stream()
     events = await client.post(
         req.path,
@@ -110,4 +132,4 @@ async def stream_async(client: Any, req: PreparedRequest, stream_cls: Any) -> As
                 yield delta
     finally:
         await events.close()
-    yield acc.reply
+    yield await arecorded(ledger, acc.reply)

@@ -37,7 +37,7 @@ pass through.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from .._blocks import ThinkingBlock
 from .._content import IMAGE_MEDIA_TYPES, CacheBreakpoint, ContentPart, Document, Image, Native
@@ -63,6 +63,9 @@ from ._common import (
     refuse,
     shown,
 )
+
+if TYPE_CHECKING:
+    from ..ledger import AsyncLedger, Ledger
 
 __all__ = [
     "export_messages",
@@ -428,34 +431,36 @@ def _plain(value: Any) -> Any:
 # (``anthropic.APIStatusError`` and its subclasses).
 
 
-def send(client: Any, req: PreparedRequest) -> Reply:
+def send(client: Any, req: PreparedRequest, *, ledger: Ledger | None = None) -> Reply:
     """Send ``req`` (prepared by the ``anthropic`` adapter) through an
     ``anthropic.Anthropic`` client and return its ``Reply``. A request prepared
     with ``stream=True`` is streamed and accumulated."""
     import anthropic as sdk  # noqa: PLC0415
 
-    return _stainless.send(client, _stainless.check(req), sdk.Stream)
+    return _stainless.send(client, _stainless.check(req), sdk.Stream, ledger)
 
 
-async def send_async(client: Any, req: PreparedRequest) -> Reply:
+async def send_async(client: Any, req: PreparedRequest, *, ledger: Ledger | AsyncLedger | None = None) -> Reply:
     """``send`` through an ``anthropic.AsyncAnthropic`` client."""
     import anthropic as sdk  # noqa: PLC0415
 
-    return await _stainless.send_async(client, _stainless.check(req), sdk.AsyncStream)
+    return await _stainless.send_async(client, _stainless.check(req), sdk.AsyncStream, ledger)
 
 
-def stream(client: Any, req: PreparedRequest) -> Iterator[Delta | Reply]:
+def stream(client: Any, req: PreparedRequest, *, ledger: Ledger | None = None) -> Iterator[Delta | Reply]:
     """Stream ``req`` (prepared with ``stream=True``) through an
     ``anthropic.Anthropic`` client: yields the typed deltas as the events
     arrive, then the finished ``Reply`` as the last item. Closing the
     iterator early closes the HTTP response."""
     import anthropic as sdk  # noqa: PLC0415
 
-    return _stainless.stream(client, _stainless.check(req, streaming=True), sdk.Stream)
+    return _stainless.stream(client, _stainless.check(req, streaming=True), sdk.Stream, ledger)
 
 
-def stream_async(client: Any, req: PreparedRequest) -> AsyncIterator[Delta | Reply]:
+def stream_async(
+    client: Any, req: PreparedRequest, *, ledger: Ledger | AsyncLedger | None = None
+) -> AsyncIterator[Delta | Reply]:
     """``stream`` through an ``anthropic.AsyncAnthropic`` client (``async for``)."""
     import anthropic as sdk  # noqa: PLC0415
 
-    return _stainless.stream_async(client, _stainless.check(req, streaming=True), sdk.AsyncStream)
+    return _stainless.stream_async(client, _stainless.check(req, streaming=True), sdk.AsyncStream, ledger)

@@ -17,12 +17,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from .._errors import ValidationError
 from .._reply import Delta, Reply
 from ..providers import PreparedRequest
+from . import _stainless
+
+if TYPE_CHECKING:
+    from ..ledger import AsyncLedger, Ledger
 
 __all__ = ["send", "send_async", "stream", "stream_async"]
 
@@ -41,30 +45,33 @@ def _call(req: object) -> tuple[PreparedRequest, str, bool, dict[str, Any]]:
     return req, params["modelId"], operation == "converse-stream", params
 
 
-def send(client: Any, req: PreparedRequest) -> Reply:
+def send(client: Any, req: PreparedRequest, *, ledger: Ledger | None = None) -> Reply:
     """``req`` through ``client.converse`` (or, for a request prepared with
-    ``stream=True``, ``converse_stream``, accumulated), as a ``Reply``."""
+    ``stream=True``, ``converse_stream``, accumulated), as a ``Reply``
+    (recorded in ``ledger`` when one is given)."""
     req, _, streaming, params = _call(req)
     if streaming:
         reply: Reply | None = None
-        for item in _events(client, req, params):
+        for item in _events(client, req, params, ledger):
             if isinstance(item, Reply):
                 reply = item
         assert reply is not None
         return reply
-    return req.parse(client.converse(**params))
+    return _stainless.recorded(ledger, req.parse(client.converse(**params)))
 
 
-def stream(client: Any, req: PreparedRequest) -> Iterator[Delta | Reply]:
+def stream(client: Any, req: PreparedRequest, *, ledger: Ledger | None = None) -> Iterator[Delta | Reply]:
     """``req`` (prepared with ``stream=True``) through ``client.converse_stream``:
     yields the typed deltas as the events arrive, then the ``Reply``."""
     req, _, streaming, params = _call(req)
     if not streaming:
         raise ValidationError("req: prepare the request with stream=True to stream it", path="req")
-    return _events(client, req, params)
+    return _events(client, req, params, ledger)
 
 
-def _events(client: Any, req: PreparedRequest, params: dict[str, Any]) -> Iterator[Delta | Reply]:
+def _events(
+    client: Any, req: PreparedRequest, params: dict[str, Any], ledger: Ledger | None
+) -> Iterator[Delta | Reply]:
     acc = req.stream()
     events = client.converse_stream(**params)["stream"]
     try:
@@ -74,15 +81,17 @@ def _events(client: Any, req: PreparedRequest, params: dict[str, Any]) -> Iterat
         close = getattr(events, "close", None)
         if callable(close):
             close()
-    yield acc.reply
+    yield _stainless.recorded(ledger, acc.reply)
 
 
-async def send_async(client: Any, req: PreparedRequest) -> Reply:
+async def send_async(client: Any, req: PreparedRequest, *, ledger: Ledger | AsyncLedger | None = None) -> Reply:
     """``send`` in a worker thread (boto3 is synchronous)."""
-    return await asyncio.to_thread(send, client, req)
+    return await _stainless.arecorded(ledger, await asyncio.to_thread(send, client, req))
 
 
-async def stream_async(client: Any, req: PreparedRequest) -> AsyncIterator[Delta | Reply]:
+async def stream_async(
+    client: Any, req: PreparedRequest, *, ledger: Ledger | AsyncLedger | None = None
+) -> AsyncIterator[Delta | Reply]:
     """``stream`` with each event read in a worker thread (boto3 is synchronous)."""
     items = stream(client, req)
     done = object()
@@ -90,4 +99,4 @@ async def stream_async(client: Any, req: PreparedRequest) -> AsyncIterator[Delta
         item = await asyncio.to_thread(next, items, done)
         if item is done:
             return
-        yield item  # type: ignore[misc]
+        yield await _stainless.arecorded(ledger, item) if isinstance(item, Reply) else item  # type: ignore[misc]

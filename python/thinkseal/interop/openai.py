@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .._blocks import ThinkingBlock
 from .._content import IMAGE_MEDIA_TYPES, CacheBreakpoint, ContentPart, Document, Image, Native
@@ -78,6 +78,9 @@ from ._common import (
     refuse,
     shown,
 )
+
+if TYPE_CHECKING:
+    from ..ledger import AsyncLedger, Ledger
 
 __all__ = [
     "export_chat",
@@ -761,33 +764,35 @@ def _responses_tool_wire(tool: Tool, index: int) -> dict[str, Any]:
 # subclasses, ``openai.APIError`` for an error event in a stream).
 
 
-def send(client: Any, req: PreparedRequest) -> Reply:
+def send(client: Any, req: PreparedRequest, *, ledger: Ledger | None = None) -> Reply:
     """Send ``req`` through an ``openai.OpenAI`` client and return its
     ``Reply``. A request prepared with ``stream=True`` is streamed and
     accumulated."""
     import openai as sdk  # noqa: PLC0415
 
-    return _stainless.send(client, _stainless.check(req), sdk.Stream)
+    return _stainless.send(client, _stainless.check(req), sdk.Stream, ledger)
 
 
-async def send_async(client: Any, req: PreparedRequest) -> Reply:
+async def send_async(client: Any, req: PreparedRequest, *, ledger: Ledger | AsyncLedger | None = None) -> Reply:
     """``send`` through an ``openai.AsyncOpenAI`` client."""
     import openai as sdk  # noqa: PLC0415
 
-    return await _stainless.send_async(client, _stainless.check(req), sdk.AsyncStream)
+    return await _stainless.send_async(client, _stainless.check(req), sdk.AsyncStream, ledger)
 
 
-def stream(client: Any, req: PreparedRequest) -> Iterator[Delta | Reply]:
+def stream(client: Any, req: PreparedRequest, *, ledger: Ledger | None = None) -> Iterator[Delta | Reply]:
     """Stream ``req`` (prepared with ``stream=True``) through an ``openai.OpenAI``
     client: yields the typed deltas as the events arrive, then the finished
     ``Reply`` as the last item."""
     import openai as sdk  # noqa: PLC0415
 
-    return _stainless.stream(client, _stainless.check(req, streaming=True), sdk.Stream)
+    return _stainless.stream(client, _stainless.check(req, streaming=True), sdk.Stream, ledger)
 
 
-def stream_async(client: Any, req: PreparedRequest) -> AsyncIterator[Delta | Reply]:
+def stream_async(
+    client: Any, req: PreparedRequest, *, ledger: Ledger | AsyncLedger | None = None
+) -> AsyncIterator[Delta | Reply]:
     """``stream`` through an ``openai.AsyncOpenAI`` client (``async for``)."""
     import openai as sdk  # noqa: PLC0415
 
-    return _stainless.stream_async(client, _stainless.check(req, streaming=True), sdk.AsyncStream)
+    return _stainless.stream_async(client, _stainless.check(req, streaming=True), sdk.AsyncStream, ledger)
