@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,15 @@ from thinkseal.testing import Step
 from thinkseal.testing._server import Request, RequestRejected, Response
 from thinkseal.testing.gemini import VERTEX_INVALID, GeminiEmulator, Reply
 
-from ._gemini_support import serving
+from .conftest import serve
+
+
+@contextmanager
+def serving(config: dict[str, Any]) -> Iterator[str]:
+    """The gateway for ``config`` on a free loopback port; its base URL."""
+    with serve(config) as served:
+        yield served.url
+
 
 KEY = "gemini-test-key"
 PRO_25 = "gemini-2.5-pro"

@@ -72,7 +72,11 @@ class ClientBase(Generic[H]):
         headers: Mapping[str, str] | None = None,
         ledger: Ledger | AsyncLedger | None = None,
     ) -> None:
-        self._ledger = _checked_ledger(ledger, self._http_class == "AsyncClient")
+        if ledger is not None:
+            from ..ledger._recording import checked_ledger  # noqa: PLC0415 - only when one is given
+
+            ledger = checked_ledger(ledger, asynchronous=self._http_class == "AsyncClient")
+        self._ledger: Any = ledger
         self._exchange = Exchange(
             provider_id,
             api_key=api_key,
@@ -134,15 +138,3 @@ class ClientBase(Generic[H]):
 
     def __repr__(self) -> str:
         return f"thinkseal.{type(self).__name__}({self.provider!r}, base_url={self._exchange.base_url!r})"
-
-
-def _checked_ledger(ledger: object, asynchronous: bool) -> Any:
-    if ledger is None:
-        return None
-    from ..ledger import AsyncLedger, Ledger  # noqa: PLC0415 - only when one is given
-
-    kinds: tuple[type, ...] = (Ledger, AsyncLedger) if asynchronous else (Ledger,)
-    if not isinstance(ledger, kinds):
-        wanted = "a thinkseal.Ledger or AsyncLedger" if asynchronous else "a thinkseal.Ledger"
-        raise ValidationError(f"ledger: expected {wanted}, got {type(ledger).__name__}", path="ledger")
-    return ledger

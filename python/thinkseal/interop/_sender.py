@@ -52,12 +52,9 @@ class Sender:
         account = client_options.get("account")
         provider(provider_id, account, aliases=client_options.get("aliases"))
         if ledger is not None:
-            from ..ledger import AsyncLedger, Ledger  # noqa: PLC0415
+            from ..ledger._recording import checked_ledger  # noqa: PLC0415
 
-            if not isinstance(ledger, (Ledger, AsyncLedger)):
-                raise ValidationError(
-                    f"ledger: expected a thinkseal.Ledger or AsyncLedger, got {type(ledger).__name__}", path="ledger"
-                )
+            checked_ledger(ledger)
         self.provider_id = provider_id
         self.model = model
         self.ledger = ledger

@@ -7,8 +7,9 @@ out unsealed)."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._errors import ValidationError
 from ._backend import BackendError
 
 if TYPE_CHECKING:
@@ -19,6 +20,20 @@ if TYPE_CHECKING:
 R = TypeVar("R", "Reply", "AssistantMessage")
 
 _log = logging.getLogger("thinkseal.ledger")
+
+
+def checked_ledger(ledger: object, *, asynchronous: bool = True) -> Any:
+    """``ledger`` when it is a ledger the caller can use (a ``Ledger``, or, from
+    asyncio, an ``AsyncLedger`` too) or None; else ``ValidationError`` at ``ledger``."""
+    if ledger is None:
+        return None
+    from ._ledger import AsyncLedger, Ledger  # noqa: PLC0415
+
+    kinds: tuple[type, ...] = (Ledger, AsyncLedger) if asynchronous else (Ledger,)
+    if not isinstance(ledger, kinds):
+        wanted = "a thinkseal.Ledger or AsyncLedger" if asynchronous else "a thinkseal.Ledger"
+        raise ValidationError(f"ledger: expected {wanted}, got {type(ledger).__name__}", path="ledger")
+    return ledger
 
 
 def _bound(reply: Reply | AssistantMessage) -> bool:

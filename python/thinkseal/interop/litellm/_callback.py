@@ -127,17 +127,14 @@ class ThinksealCallback(CustomLogger):
         aliases: Mapping[str, str] | None = None,
         on_replay_error: Literal["disable_thinking", "raise"] = "disable_thinking",
     ) -> None:
-        from ...ledger import AsyncLedger, Ledger  # noqa: PLC0415
+        from ...ledger._recording import checked_ledger  # noqa: PLC0415
         from ...providers import provider  # noqa: PLC0415
 
         super().__init__()
         self._provider = provider(provider_id, account, aliases=aliases)
         if model is not None and (not isinstance(model, str) or not model.strip()):
             raise ValidationError("model: expected a model id, or None for each request's own", path="model")
-        if ledger is not None and not isinstance(ledger, (Ledger, AsyncLedger)):
-            raise ValidationError(
-                f"ledger: expected a thinkseal.Ledger or AsyncLedger, got {type(ledger).__name__}", path="ledger"
-            )
+        checked_ledger(ledger)
         if on_replay_error not in ON_REPLAY_ERROR:
             raise ValidationError(
                 f"on_replay_error: expected one of {', '.join(ON_REPLAY_ERROR)}", path="on_replay_error"
