@@ -410,14 +410,21 @@ def test_cr_in_a_header_value_never_reaches_the_upstream(world: World, logs: pyt
 
 
 def test_client_host_and_credential_are_not_forwarded(world: World, logs: pytest.LogCaptureFixture) -> None:
+    client_side = {"cookie": "session=1", "forwarded": "for=10.0.0.1", "x-forwarded-for": "10.0.0.1", "x-real-ip": "x"}
     answer = world.post(
-        headers={"host": "evil.example", "x-api-key": "client-key", "authorization": "Bearer client-token"}
+        headers={
+            "host": "evil.example",
+            "x-api-key": "client-key",
+            "authorization": "Bearer client-token",
+            **client_side,
+        }
     )
     assert answer.status_code == 200, answer.text[:300]
     _, _, seen = world.upstream.seen[-1]
     assert seen["host"] == world.upstream.url.removeprefix("http://")
     assert seen["x-api-key"] == KEY  # the route's key replaces the client's
     assert "authorization" not in seen
+    assert not set(client_side) & set(seen)  # the client's side of the gateway stays there
     assert_no_key(logs, answer)
 
 
@@ -477,6 +484,8 @@ def test_cut_stream_ends_the_clients_stream_and_the_gateway_goes_on(
     assert cut, "the client was not told the stream was cut (it ended as if complete)"
     assert received.startswith(b"event: message_start")
     assert_no_key(logs, received)
+    assert 'thinkseal_gateway_answers_cut_total{route="/anthropic"} 1' in world.gateway.metrics.render()
+    assert any("answer_cut" in r.getMessage() for r in logs.records)  # said once, without content
     world.alive()
     assert world.post().status_code == 200
 

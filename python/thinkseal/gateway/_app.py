@@ -41,6 +41,9 @@ Send = Callable[[Mapping[str, Any]], Awaitable[None]]
 _HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade", "host"}
 )
+# Not forwarded upstream: what describes the client's side of the gateway (its cookies,
+# the addresses of the proxies before it), which a provider has no use for.
+_CLIENT_SIDE = frozenset({"cookie", "forwarded", "x-real-ip"})
 # Credentials a client may send, one per provider auth kind.
 _CREDENTIAL_HEADERS = ("authorization", "x-api-key", "x-goog-api-key")
 _TOKEN_HEADER = "x-thinkseal-token"
@@ -241,7 +244,10 @@ class Gateway:
         out = {
             k: v
             for k, v in headers.items()
-            if k not in _HOP_BY_HOP and k not in ("content-length", "accept-encoding", _TOKEN_HEADER)
+            if k not in _HOP_BY_HOP
+            and k not in _CLIENT_SIDE
+            and not k.startswith("x-forwarded-")
+            and k not in ("content-length", "accept-encoding", _TOKEN_HEADER)
         }
         out["accept-encoding"] = "identity"  # relayed as it comes, and read as it goes by
         if route.api_key:
@@ -423,16 +429,23 @@ class Gateway:
         # A stream's events go out as they arrive; it is recorded before its body is closed.
         held = recorder is not None and not recorder.streaming
         last = b""
-        async for chunk in chunks:
-            if recorder is not None:
-                recorder.feed(chunk)
-            out = masker.feed(chunk) if masker is not None else chunk
-            if held:
-                if last:
-                    await send({"type": "http.response.body", "body": last, "more_body": True})
-                last = out
-            elif out:
-                await send({"type": "http.response.body", "body": out, "more_body": True})
+        try:
+            async for chunk in chunks:
+                if recorder is not None:
+                    recorder.feed(chunk)
+                out = masker.feed(chunk) if masker is not None else chunk
+                if held:
+                    if last:
+                        await send({"type": "http.response.body", "body": last, "more_body": True})
+                    last = out
+                elif out:
+                    await send({"type": "http.response.body", "body": out, "more_body": True})
+        except Exception as err:
+            # The upstream's answer broke off: the client's is broken off too (closed
+            # unfinished, never completed with what came), and nothing is recorded.
+            self.metrics.count("answers_cut", route=route.prefix)
+            log.warning(json.dumps({"route": route.prefix, "answer_cut": type(err).__name__}))
+            raise
         if recorder is not None:
             await self._record(recorder)
         final = last + (masker.flush() if masker is not None else b"")

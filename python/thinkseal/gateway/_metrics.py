@@ -14,6 +14,7 @@ _HELP: Final[dict[str, str]] = {
     "turns_unsealed": "Assistant turns forwarded unsealed, by reason.",
     "recoveries": "Requests sent once more after the provider rejected stale thinking.",
     "passed_through": "Provider API requests thinkseal could not read, forwarded as they came.",
+    "answers_cut": "Upstream answers that broke off; the client's answer is broken off too.",
     "request_seconds": "Time from a request's arrival to the end of its answer.",
 }
 
