@@ -13,49 +13,13 @@ their messages with ``named_tool_messages`` and share the content-part
 mapping, the reply metadata, the streamed-text pieces and the stream base
 below.
 
-What every chat-completions provider requires, and what thinkseal does (the
-rules, their sources and the provider's error strings are in
-docs/providers.md#the-chat-completions-providers-openrouter-deepseek-zai-mistral;
-this is how the module implements them):
-
-- Path ``/chat/completions`` relative to the provider's documented base URL.
-- ``messages``: system messages stay in place as ``{"role": "system"}``, with one
-  exception: OpenAI's rule that an assistant message with ``tool_calls`` is
-  followed directly by the tool messages answering each call. A system message
-  standing inside that run of tool results therefore goes out right after the run.
-- Content: a ``str`` goes out as a string. Content parts go out in OpenAI's
-  array shape (``{"type": "text"}``, ``{"type": "image_url"}``, ...) as far as
-  the provider documents them (its ``PartWriter``); anything a provider cannot
-  take raises ``ValidationError`` naming the part. Content that is only text
-  (breakpoints the provider ignores aside) goes out as a string, so a message
-  whose parts are one text fingerprints and goes out like that text. A plain
-  text ``Document`` goes out as a text part; another provider's ``Native`` goes
-  out as its ``text`` (or not at all); this provider's own ``Native`` goes out
-  verbatim.
-- Assistant turns: ``content`` is the text, or ``null`` when the turn has only
-  tool calls; ``tool_calls`` carry their arguments as JSON text (RFC 8785 form,
-  so a turn whose fingerprint is unchanged is sent with unchanged bytes). A turn
-  left with no text and no tool calls (only thinking, or every call unanswered)
-  is not sent: chat-completions has no way to carry it.
-- Tool results are ``{"role": "tool", "tool_call_id", "content"}``. The format
-  has no error flag, so ``is_error`` results are sent with ``TOOL_ERROR_PREFIX``
-  before their content. Pairing itself (unanswered calls dropped, stray results
-  sent as user text) is done by the replay decision before the adapter runs.
-- ``tools`` become ``[{"type": "function", "function": {name, description, parameters}}]``;
-  the response format passes through in OpenAI's shape where the provider takes it.
-- ``stream=True`` adds ``"stream": true``; ``stream_options`` is accepted only then.
-- Replies: ``choices[0].message`` (``content`` as a string, or as an array whose
-  text items are text and whose other items are kept as the provider's own
-  ``Native`` blocks in place; ``tool_calls``; the provider's reasoning fields);
-  empty content counts as no text. ``reply_info``: ``choices[0].finish_reason``,
-  ``usage`` (``prompt_tokens``, ``completion_tokens``,
-  ``prompt_tokens_details.cached_tokens`` / ``.cache_write_tokens``,
-  ``completion_tokens_details.reasoning_tokens``), ``id`` and ``model``.
-- Streams: ``choices[0].delta`` fragments, tool calls merged by ``index`` (id and
-  name from the first fragment that has them, arguments concatenated); usage from
-  the chunk that carries it (the last one, or the finishing one); a stream
-  without a ``finish_reason`` was cut off and raises ``ResponseError`` at
-  ``finish``. Every fragment is kept in a list and joined once at the end.
+What every chat-completions provider requires, and what thinkseal does, is in
+docs/providers.md#the-chat-completions-providers-openrouter-deepseek-zai-mistral.
+In short: OpenAI's tool pairing (a system message inside a run of tool
+results goes out after the run); content parts in OpenAI's array shape as far
+as the provider documents them, text-only content as a string; tool-call
+arguments as RFC 8785 JSON text, so an unchanged turn is sent with unchanged
+bytes; streamed fragments kept in lists and joined once at ``finish``.
 """
 
 from __future__ import annotations

@@ -4,70 +4,24 @@ bodies and return the same replies; only the path differs (each adapter
 module says how it builds its own). Replies and streams are read in
 ``_gemini_reply``.
 
-What Gemini requires, and what thinkseal does about it (the rules, their
-sources and Gemini's error strings are in docs/providers.md#gemini; this is how
-the module implements them):
+What Gemini requires, and what thinkseal does about it, is in
+docs/providers.md#gemini. In short:
 
-- Thought signatures. A reply part (a text part, a ``functionCall`` part, a
-  thought-summary part, an empty text part at the end of a stream, or any
-  other part) may carry a ``thoughtSignature``, which must go back on that
-  same part. thinkseal keeps it as ``ThinkingBlock.Opaque(<adapter id>,
-  '{"thoughtSignature":"..."}')`` placed right before the part it belongs to;
-  the part itself is kept as what it is (text, ``ToolCall``, an unsigned
-  thought ``Text``, a ``Native`` block). A signed part that has nothing else
-  to keep (empty text) is kept whole as the Opaque's JSON. So the signature is
-  sealed, stays on its own part in a kept turn, and unsealing (any reason the
-  replay decision does not keep the turn) drops the Opaque blocks and nothing
-  else: the text and the function calls stay, unsigned. An Opaque goes out
-  only to the adapter that produced it, so no signature crosses between
-  ``gemini`` and ``vertex-gemini``. A signed ``ThinkingBlock.Text`` (written
-  by hand) goes out as a signed thought part.
-- Thought summaries (``thought: true`` parts) are unsigned ``Text`` blocks.
-  They go back in place in kept turns, as received; an unsealed turn's
-  reasoning text is not sent (Gemini keeps its reasoning in the signatures, and
-  documents no use of thought text in input).
-- Gemini 3's rule: the first ``functionCall`` part of every model turn in the
-  current turn must carry its signature, or the request fails with HTTP 400.
-  For history Gemini did not produce with a signature that holds (another
-  model's or provider's turn, an edited or pruned one), Google documents a
-  dummy signature: thinkseal puts ``DUMMY_SIGNATURE`` on the first function
-  call of every model turn that would go out without one, for every model not
-  known to predate Gemini 3 (``strict_model``). Only the function call gets
-  it: no text or thought is faked.
-- Tool calls may come without an id; thinkseal then gives them
-  ``generated_call_id`` (the same for a streamed and a whole reply) and never
-  sends such an id back: the calls and their ``functionResponse`` parts pair by
-  name and order. Ids Gemini gave (and ids from other providers) go out on
-  both. Each run of tool results and user messages between two model turns is
-  one ``user`` content, the function responses first, in call order (Gemini
-  rejects interleaved calls and responses).
-- Tool results: ``functionResponse.response`` is the result's text as
-  ``{"output": text}`` (``{"error": text}`` for ``is_error``), or the object
-  itself when the text is one JSON object (as Google's examples send it).
-  Images (PNG, JPEG, WebP) and PDF bytes go in ``functionResponse.parts`` as
-  ``inlineData`` (Gemini 3's multimodal function responses); media by URL in a
-  tool result raises ``ValidationError``.
-- Content parts: text; ``Image``/``Document`` bytes as ``inlineData``, by URL
-  as ``fileData`` (an image URL needs its ``media_type``); a text document as
-  text; this adapter's ``Native`` verbatim, another provider's as its text.
-  Cache breakpoints are ignored: Gemini caches through ``cachedContent``
-  objects, which thinkseal does not manage.
-- System messages, wherever they stand, become ``systemInstruction`` (one text
-  part per text part, in order). Tools become one ``functionDeclarations``
-  entry, the parameters as ``parametersJsonSchema``.
-- ``response_format``: ``json_object`` -> ``generationConfig.responseMimeType
-  = "application/json"``; ``json_schema`` adds ``responseJsonSchema``.
-- Options use the REST field names (``generationConfig``, ``toolConfig``,
-  ``safetySettings``, ...); snake_case spellings are refused with the REST
-  name. ``generationConfig.thinkingConfig`` is checked (``thinkingBudget`` or
-  ``thinkingLevel``, not both, in Google's wording; budgets within the
-  documented ranges of the Gemini 2.5 models).
-- Fragment caches: model turns are mapped once per (adapter, strictness),
-  a user turn of one message once per message, and a user turn that joins
+- Each ``thoughtSignature`` is kept as ``ThinkingBlock.Opaque(<adapter id>,
+  '{"thoughtSignature":"..."}')`` right before the part it came on, and goes
+  back on that part only while the turn is kept; unsealing drops the Opaque
+  blocks and nothing else. Thought summaries are unsigned ``Text`` blocks.
+- Gemini 3's function-call rule: ``DUMMY_SIGNATURE`` goes on the first call of
+  every model turn that would go out without a signature, for every model
+  ``strict_model`` does not know to predate Gemini 3.
+- Calls without an id pair with their ``functionResponse`` parts by name and
+  order; options use the REST names, ``thinkingConfig`` is checked in Google's
+  wording.
+- Fragment caches: model turns are mapped once per (adapter, strictness), a
+  user turn of one message once per message, and a user turn that joins
   several (parallel function responses) once per request while it is in the
-  unsettled tail, then once into the shared cache; a request after k new
-  messages maps only those k (``providers/_wire.py``). Only JSON bytes are
-  kept, and a model turn's function-call count beside them.
+  unsettled tail, then once into the shared cache (``providers/_wire.py``).
+  Only JSON bytes are kept, and a model turn's function-call count beside them.
 """
 
 from __future__ import annotations

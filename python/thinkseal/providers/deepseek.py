@@ -1,42 +1,18 @@
 """DeepSeek chat completions (base URL ``https://api.deepseek.com``; path
 ``/chat/completions``). The common chat-completions mapping is in ``_chat``.
 
-What DeepSeek requires, and what thinkseal does (the rules, their sources and
-the provider's error strings are in docs/providers.md#deepseek; this is how the
-module implements them):
+What DeepSeek requires, and what thinkseal does, is in
+docs/providers.md#deepseek. In short:
 
-- Thinking (V3.2 / V4 thinking mode) comes back as ``message.reasoning_content``
-  (``delta.reasoning_content`` when streaming). thinkseal keeps it as one
-  unsigned ``ThinkingBlock.Text``; the reply is not sealed (nothing is signed).
-- Replay: in thinking mode, a turn that made tool calls must carry its
-  ``reasoning_content`` in every later request, or the API answers 400 ("The
-  `reasoning_content` in the thinking mode must be passed back to the API.").
-  The guide's later wording widens this to every turn once ``tools`` are sent.
-  thinkseal replays the reasoning text of each turn as sent, and whenever the
-  request has tools or any turn with tool calls it puts ``reasoning_content`` on
-  *every* assistant message, ``""`` where a turn had none (a foreign or
-  hand-written turn). Without tools, turns with reasoning carry it (DeepSeek
-  ignores it there) and others omit the field.
-- The R1-era ``deepseek-reasoner`` rejected ``reasoning_content`` in input; that
-  model generation is not supported.
-- Options (DeepSeek's own names): ``thinking`` ``{"type": "enabled" | "disabled"}``
-  (``type`` required), ``reasoning_effort`` (minimal, low, medium, high, xhigh,
-  max, ultra; DeepSeek maps them to low / high / max), ``max_tokens`` >= 1,
-  ``temperature`` 0..2, ``top_p`` 0..1, ``frequency_penalty`` and
-  ``presence_penalty`` -2..2; anything else passes through unchecked.
-- ``response_format``: only ``{"type": "json_object"}`` (and ``text``); a
-  ``json_schema`` format raises ``ValidationError``.
-- Content parts (DeepSeek's vision guide): user messages take text and
-  ``{"type": "image_url", "image_url": {"url"}}`` parts (a URL, or the bytes as
-  a ``data:`` URL; JPEG, PNG, GIF and WebP). DeepSeek documents no PDF or file
-  part and no images in system or tool messages, so a PDF ``Document`` and an
-  image in a tool result raise ``ValidationError`` naming the part; a text
-  ``Document`` goes out as text. Content that is only text goes out as one
-  string (text parts joined with no separator).
-- Caching: DeepSeek caches prompt prefixes by itself (context caching on disk);
-  there is no request field for it, so cache breakpoints are ignored and the
-  body is the same with or without them. ``Reply.usage.cache_read_tokens`` is
-  ``usage.prompt_cache_hit_tokens``.
+- ``reasoning_content`` comes back as one unsigned ``ThinkingBlock.Text``;
+  nothing is signed, so nothing is sealed.
+- It goes back as sent, and whenever the request has tools (or any turn with
+  tool calls) on every assistant message, ``""`` where a turn had none;
+  without it DeepSeek answers 400.
+- Options are checked with DeepSeek's names (``thinking``,
+  ``reasoning_effort``, sampling); ``response_format`` takes no
+  ``json_schema``; content parts, caching (automatic; breakpoints ignored) and
+  ``usage.prompt_cache_hit_tokens`` are as the docs say.
 """
 
 from __future__ import annotations

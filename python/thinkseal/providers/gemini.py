@@ -1,21 +1,16 @@
 """The Gemini API's ``generateContent`` (``POST /v1beta/models/{model}:generateContent``,
 ``:streamGenerateContent?alt=sse`` with ``stream=True``).
 
-What the Gemini API requires, and what thinkseal does about it (the rules,
-their sources and the provider's error strings are in docs/providers.md#gemini;
-this is how the module implements them):
+What the Gemini API requires, and what thinkseal does about it, is in
+docs/providers.md#gemini. In short:
 
 - The model lives in the path (percent-encoded), not in the body; base URL
-  ``https://generativelanguage.googleapis.com``. Credentials are the caller's
-  (``x-goog-api-key``); pass an account (``thinkseal.provider("gemini",
-  account=...)``) to keep one key's signatures from another's.
+  ``https://generativelanguage.googleapis.com``.
 - Everything else (thought signatures and their dummy value, thought summaries,
   tool calls without ids, function responses, content parts, options) is
   Google's shared ``generateContent`` wire: ``providers/_gemini.py`` and
   ``providers/_gemini_reply.py``, shared with ``vertex-gemini``, which is a
   separate origin: no signature crosses between the two.
-- Streams: feed each SSE event's data (a ``GenerateContentResponse`` chunk);
-  the reply is complete once a chunk carries ``finishReason``.
 """
 
 from __future__ import annotations

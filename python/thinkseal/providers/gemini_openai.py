@@ -4,59 +4,20 @@
 ``generateContent`` is the ``gemini`` adapter. The common chat-completions
 mapping is in ``_chat``.
 
-What Gemini's OpenAI compatibility requires, and what thinkseal does (the
-rules, their sources and the provider's error strings are in
-docs/providers.md#gemini-through-the-openai-compatibility-layer; this is how
-the module implements them):
+What Gemini's OpenAI compatibility requires, and what thinkseal does, is in
+docs/providers.md#gemini-through-the-openai-compatibility-layer. In short:
 
-- Thought signatures come back in ``extra_content.google.thought_signature``:
-  on a tool call (Google's thought-signatures page, its OpenAI section: Gemini 3
-  signs the first call of a reply with calls) and on the assistant message (or
-  a streamed delta) of a reply without calls. thinkseal keeps each
-  ``extra_content`` object that carries one as ``ThinkingBlock.Opaque(
-  "gemini-openai", '{"extra_content":{...},"tool_call_id":"..."}')`` (compact
-  JSON, keys sorted, no nulls; ``tool_call_id`` names the call it came on, and
-  is absent for the message's own), right before that call, or before the
-  text. A kept turn sends each back in the same place (the call's or the
-  message's ``extra_content``, as received); a turn the replay decision does
-  not keep (edited, pruned, another model, account or provider) has no Opaque
-  blocks and goes out with its text and calls only. ``gemini`` and
-  ``gemini-openai`` are separate origins: no signature crosses between them.
-- Gemini 3's function-call rule (every model but the ``gemini-1*``/``gemini-2*``
-  generations, ``_gemini.strict_model``): the first call of each model turn in
-  the current turn must carry its signature, or Gemini answers 400 ("Function
-  call is missing a thought_signature ..."). A turn that goes out without one
-  gets Google's documented dummy ``skip_thought_signature_validator`` on its
-  first tool call, as the ``gemini`` adapter does.
-- Thought summaries: Google documents ``extra_body.google.thinking_config.
-  include_thoughts`` but not where the summaries come back; they have been seen
-  as a leading ``<thought>…</thought>`` in the message content. thinkseal reads
-  a content string that starts with ``<thought>`` as the thought summary (up
-  to ``</thought>``, or to the end when it is not closed) and the rest as the
-  answer, and a ``reasoning_content`` field as reasoning too; both become one
-  unsigned ``ThinkingBlock.Text``. Reasoning text is never sent back: the
-  chat format has no field for it, and Gemini documents no use of thought text
-  in input.
-- Options (the endpoint's OpenAI names): ``reasoning_effort`` (none, minimal,
-  low, medium, high; ``none`` only where thinking can be turned off, not on
-  Gemini 2.5 Pro or Gemini 3), ``extra_body.google.thinking_config``
-  (``thinking_level``, ``thinking_budget``, ``include_thoughts``, snake_case;
-  a budget and a level together are refused in Google's words, a budget out of
-  its model's range too), refused together with ``reasoning_effort`` (Google:
-  they overlap and cannot be used at the same time); ``extra_body.google.
-  cached_content`` passes through; ``max_tokens`` and ``max_completion_tokens``
-  >= 1, ``temperature`` 0..2, ``top_p`` 0..1, penalties -2..2, ``n`` >= 1.
-- ``response_format``: ``text``, ``json_object`` and ``json_schema`` pass
-  through in OpenAI's shape.
-- Content parts (the compatibility page's examples): text, and images as
-  ``image_url`` data URLs of their bytes (PNG, JPEG, WebP, HEIC, HEIF); an image
-  by URL, a PDF and media in tool results raise ``ValidationError`` naming the
-  part. Cache breakpoints are ignored (Gemini caches through ``cachedContent``
-  objects, the ``cached_content`` option), so the body is the same with or
-  without them.
-- Replies and streams: the chat-completions shapes (``_chat``), with the
-  signatures and thoughts above; a stream's ``extra_content`` may arrive on any
-  delta, and gives the same message as the whole reply.
+- Each ``extra_content`` carrying ``google.thought_signature`` (on a tool call
+  or on the message) is kept as ``ThinkingBlock.Opaque("gemini-openai", ...)``
+  right before that call or the text, and goes back in the same place only
+  while the turn is kept; its own origin, apart from ``gemini``.
+- Gemini 3's function-call rule, as in the ``gemini`` adapter
+  (``_gemini.strict_model``): an unsealed turn's first call gets Google's dummy
+  ``skip_thought_signature_validator``.
+- A leading ``<thought>…</thought>`` in the content and ``reasoning_content``
+  are kept as unsigned Text and never sent back.
+- ``reasoning_effort`` and ``extra_body.google.thinking_config`` are checked
+  (not together); content parts are text and images as data URLs.
 """
 
 from __future__ import annotations

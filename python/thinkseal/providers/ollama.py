@@ -1,62 +1,18 @@
 """Ollama ``/api/chat``: the request body, the reply and the NDJSON stream.
 
-What Ollama requires, and what thinkseal does about it (the rules, their
-sources and the provider's error strings are in docs/providers.md#ollama; this
-is how the module implements them):
+What Ollama requires, and what thinkseal does about it, is in
+docs/providers.md#ollama. In short:
 
-- Thinking comes back as plain text in ``message.thinking`` (streamed as
-  ``message.thinking`` fragments). It is never signed, so an Ollama reply is
-  one unsigned ``ThinkingBlock.Text`` and is never sealed or bound.
-- Ollama accepts ``thinking`` on input messages (whether a model's template
-  shows earlier thinking to the model is model-specific). thinkseal sends the
-  unsigned text of every as-sent assistant turn as ``thinking``, the text of
-  its Text blocks joined with no separator. Ollama has no field for
-  signatures, redacted or opaque data, so those never go out.
-- Tool calls have no id on Ollama's wire. thinkseal gives each call of a reply
-  a generated id, the same for ``receive`` and for the stream of the same
-  reply: ``"ollama_"`` + the first 24 hex digits of SHA-256 over the UTF-8 of
-  the compact JSON array ``[thinking, content, index, name, arguments]``, where
-  ``thinking`` and ``content`` are the reply's full texts (``""`` when none),
-  ``index`` is the call's 0-based position among the reply's calls and
-  ``arguments`` is the arguments' RFC 8785 text. Any ``id`` Ollama may add to a
-  call is ignored, so both paths always agree. Ids are not sent back: the
-  installed ``ollama`` SDK's request ``Message``/``ToolCall`` models have no
-  ``id`` or ``tool_call_id`` field and drop them. Tool results go out as
-  ``{"role": "tool", "content", "tool_name"}``, named after the call they answer.
-- Tool-call arguments are a JSON object on the wire (not JSON text).
-- ``"stream"`` is always in the body: Ollama streams when it is absent, so a
-  non-streaming request says ``"stream": false``.
-- ``think`` is ``true``/``false`` or ``"high"|"medium"|"low"|"max"``; any other
-  value is refused with Ollama's own error text. ``options`` (model parameters
-  such as ``temperature``) is an object and ``keep_alive`` a duration string or
-  a number of seconds. A model parameter given at the top level (where Ollama
-  would silently ignore it) is refused with a pointer to ``options``.
-- ``Conversation.response_format``: ``json_object`` becomes ``"format": "json"``,
-  ``json_schema`` becomes ``"format": <the schema>``; ``text`` sends nothing.
-- System messages go out in place as ``{"role": "system"}`` messages.
-- An assistant turn left with no text and no tool calls (after tool pairing)
-  still goes out (Ollama accepts an empty assistant message), with its thinking.
-- A tool message's ``is_error`` has no wire field: its content goes out after
-  ``"[tool error] "`` (as on every chat-completions provider).
-- A reply or stream line ``{"error": "..."}`` raises ``ResponseError``; a stream
-  that ends without its ``"done": true`` line raises ``ResponseError``.
-- Content parts (Ollama's chat API, ``ChatMessage.images``): a message's
-  ``content`` is one string (its text parts joined, no separator) and its
-  images go in ``images`` as base64 strings, after the text (Ollama keeps no order between
-  them). Ollama takes no image URLs and no documents: an ``Image(url=...)`` and
-  a PDF ``Document`` raise ``ValidationError``; a text ``Document`` goes out as
-  text. Tool results take images too (``images`` is a field of every message).
-  Ollama has no content blocks, so an ``ollama`` ``Native`` part raises
-  ``ValidationError``; another provider's goes out as its text.
-- Caching: Ollama keeps the previous prompt's KV cache by itself; there is no
-  request field, so cache breakpoints are ignored and the body is the same with
-  or without them.
-- ``reply_info``: ``done_reason``, ``prompt_eval_count`` (input) and
-  ``eval_count`` (output) of the reply or the stream's ``"done": true`` line,
-  and ``model``; Ollama gives no response id and no cache or reasoning counts.
-- ``feed`` returns each line's deltas: thinking and content fragments, and one
-  ``ToolCallDelta`` per call (Ollama sends calls whole; the id is generated at
-  ``finish``, so the delta has none).
+- ``message.thinking`` is one unsigned ``ThinkingBlock.Text``, never sealed;
+  every as-sent assistant turn's thinking text goes back as ``thinking``.
+- Tool calls have no id on the wire: ``generated_call_id`` gives each one the
+  same id for ``receive`` and the stream; ids are not sent back, and tool
+  results go out named (``tool_name``).
+- ``"stream"`` is always in the body; ``think`` is checked with Ollama's own
+  error text (``invalid_think_message``); model parameters go in ``options``.
+- Content is one string with images in ``images``; cache breakpoints are
+  ignored; errors and a stream without its ``"done": true`` line raise
+  ``ResponseError``.
 """
 
 from __future__ import annotations

@@ -3,47 +3,17 @@
 chat-completions mapping is in ``_chat``; the Responses API, where OpenAI's
 reasoning can be replayed, is the ``openai-responses`` adapter.
 
-What OpenAI requires, and what thinkseal does (the rules, their sources and the
-provider's error strings are in docs/providers.md#openai-chat-completions; this
-is how the module implements them):
+What OpenAI requires, and what thinkseal does, is in
+docs/providers.md#openai-chat-completions. In short:
 
-- Reasoning: OpenAI's chat completions return no reasoning, only its cost
-  (``usage.completion_tokens_details.reasoning_tokens``, ``Reply.usage.
-  reasoning_tokens``); nothing is sealed and nothing is replayed. An
-  OpenAI-compatible server that returns ``message.reasoning_content``
-  (``delta.reasoning_content`` when streaming) has it kept as one unsigned
-  ``ThinkingBlock.Text``. It is never sent back: OpenAI's request schema has no
-  such field (the ``openai`` SDK's ``ChatCompletionAssistantMessageParam``) and
-  strict OpenAI-compatible servers reject unknown message fields; servers that
-  want it back (DeepSeek, Z.ai) have their own adapters.
-- Options (OpenAI's names): ``reasoning_effort`` (the SDK's ``ReasoningEffort``:
-  none, minimal, low, medium, high, xhigh, max; not every model takes every
-  value), ``max_completion_tokens`` >= 1, ``verbosity`` (low, medium, high),
-  ``temperature`` 0..2, ``top_p`` 0..1, ``frequency_penalty`` and
-  ``presence_penalty`` -2..2, ``n`` >= 1 (thinkseal reads choice 0),
-  ``top_logprobs`` 0..20, ``store``, ``parallel_tool_calls`` and ``logprobs``
-  booleans. ``max_tokens`` is refused: OpenAI deprecates it in favour of
-  ``max_completion_tokens``, which is the only one reasoning models take.
-  Anything else passes through unchecked.
-- ``response_format``: ``text``, ``json_object`` and ``json_schema`` (structured
-  outputs) pass through in OpenAI's own shape.
-- Content parts (OpenAI's images-and-vision and file-inputs guides; the SDK's
-  ``ChatCompletionContentPartParam``): user messages take text parts, images as
-  ``{"type": "image_url", "image_url": {"url"}}`` (a URL or the bytes as a
-  ``data:`` URL) and PDFs as ``{"type": "file", "file": {"filename",
-  "file_data"}}`` with ``file_data`` a ``data:application/pdf;base64,`` URL and
-  ``filename`` the document's title (``document.pdf`` without one). Chat
-  completions take a PDF as its bytes or an uploaded file id, not by URL: a
-  ``Document(url=...)`` raises ``ValidationError`` (the Responses API takes
-  ``file_url``). System and tool messages take text only (the SDK's
-  ``ChatCompletionToolMessageParam`` content is text parts), so an image or PDF
-  in a tool result raises ``ValidationError``.
-- Caching: OpenAI caches prompt prefixes by itself (prompt caching guide);
-  chat completions have no breakpoint field, so cache breakpoints are ignored
-  and the body is byte-identical with or without them.
-  ``Reply.usage.cache_read_tokens`` is ``usage.prompt_tokens_details.cached_tokens``.
-- Replies: ``message.annotations`` (the search models' ``url_citation`` items)
-  are not kept: OpenAI's assistant message has no field to send them back in.
+- OpenAI returns no reasoning, only its token count; nothing is sealed or
+  replayed. A compatible server's ``reasoning_content`` is kept as unsigned
+  Text and never sent back.
+- Options are checked with OpenAI's names (``max_tokens`` is refused for
+  ``max_completion_tokens``); ``response_format`` passes through.
+- Content parts: text, images and PDFs as ``file`` parts (not by URL); tool
+  results take text only. Caching is automatic (breakpoints ignored);
+  ``message.annotations`` are not kept.
 """
 
 from __future__ import annotations

@@ -3,108 +3,23 @@
 are the ``openai`` adapter. Content parts and the reply-reading helpers are
 shared with ``_chat``.
 
-What OpenAI requires, and what thinkseal does (the rules, their sources and the
-provider's error strings are in docs/providers.md#openai-responses-api; this is
-how the module implements them):
+What OpenAI requires, and what thinkseal does, is in
+docs/providers.md#openai-responses-api. In short:
 
-- Reasoning comes back as ``reasoning`` output items: an id, a ``summary`` (a
-  list of ``summary_text`` parts, empty unless ``reasoning.summary`` asked for
-  one) and, with ``include: ["reasoning.encrypted_content"]``, the reasoning
-  itself as ``encrypted_content``, which only OpenAI can read and only for the
-  organisation that produced it. thinkseal keeps each item, in its place in the
-  turn, as its summary text (an unsigned ``ThinkingBlock.Text``, the summary
-  parts joined by a blank line; the ``reasoning_text`` content of open-weight
-  models when there is no summary) followed by ``ThinkingBlock.Opaque(
-  "openai-responses", item)``: the item as compact JSON with sorted keys and
-  without null members, so the HTTP JSON, the SDK's ``model_dump()`` and a
-  stream give the same block. A reply with reasoning items is sealed and bound.
-- Replay (stateless, the default): thinkseal sends the whole conversation with
-  ``store: false`` and ``include: ["reasoning.encrypted_content"]`` (added to the
-  caller's ``include``). OpenAI's reasoning guide asks for every reasoning item
-  to come back, especially between a function call and its output. A kept turn
-  replays its reasoning items verbatim, each right before the item that followed
-  it. A turn that is not kept (edited, pruned or re-targeted history, another
-  model or account: encrypted content belongs to the organisation) goes out
-  without them, its other items unchanged. A reasoning item goes out only when
-  an item of its turn follows it directly (OpenAI rejects one "without its
-  required following item"), and under ``store: false`` only with its
-  ``encrypted_content`` (OpenAI cannot look up an unstored item by id).
-- Other output items: ``function_call`` → ``ToolCall`` (id = ``call_id``), sent
-  back as ``{"type": "function_call", "call_id", "name", "arguments"}``; an
-  assistant ``message`` whose content is plain ``output_text`` → its text, sent
-  back as ``{"role": "assistant", "content": text}``. The output item ids
-  (``fc_…``, ``msg_…``) are not sent back in stateless replay: under ``store:
-  false`` they name nothing stored, and OpenAI ties them to the reasoning item
-  before them ("Item 'fc_…' of type 'function_call' was provided without its
-  required 'reasoning' item"), so an unsealed turn carrying them is a 400. With
-  server-side storage it is the other way round: OpenAI looks a stored
-  reasoning item's following item up by id and refuses the reasoning item
-  "without its required following item" when that item comes without it. So a
-  stored response's reasoning items record the ids of the message and function
-  call items after them (``FOLLOWING``, a member of the Opaque block that is
-  never sent), and in stored mode a kept turn sends those items in their output
-  form with their ids (a message as ``{"type": "message", "id", "status",
-  "content": [output_text]}``); an unsealed turn has no Opaque blocks, so no
-  ids, nor does a block without the member (kept before it was recorded, or
-  from a ``store: false`` response).
-- A message with more than plain text (a ``phase``, annotations such as
-  ``url_citation``, a ``refusal``, logprobs) is kept whole as
-  ``Native("openai-responses", item, text)`` and goes back as an assistant
-  input message with its text and ``phase`` (the input form of an output
-  message needs its server item id); in stored mode, after a kept reasoning
-  item, as the output message it was (without its logprobs). Items of other types
-  (web search, file search, MCP, …) are kept whole as ``Native`` and go back
-  verbatim, to this provider only.
-- System messages stay in place as ``{"role": "system"}`` input messages (the
-  ``instructions`` field is refused as an option: system prompts are part of
-  the fingerprint). User content: ``input_text``, ``input_image`` (``image_url``:
-  a URL or a ``data:`` URL; ``detail: "auto"``) and ``input_file`` (PDF bytes as
-  ``file_data``, a ``data:application/pdf;base64,`` URL, with ``filename``; or
-  ``file_url``). Tool results are ``function_call_output`` items whose
-  ``output`` is a string or the same parts; ``is_error`` results start with
-  ``[tool error] `` (the format has no error flag). Cache breakpoints are
-  ignored (OpenAI caches automatically); the body is the same with or without
-  them.
-- Tools: ``{"type": "function", "name", "description", "parameters", "strict"}``
-  with ``strict: true`` only for a schema that strict mode accepts (every object
-  has ``additionalProperties: false`` and lists every property as required).
-  ``response_format`` → ``text.format`` (``json_schema`` flattened: ``name``,
-  ``schema``, ``strict``, ``description``).
-- Server-side state: with ``store=True`` the body carries the whole history
-  (kept turns with their item ids, above) and no ``store: false``/``include``
-  is added. With ``previous_response_id`` (which
-  needs stored responses) only the messages after the conversation's last
-  assistant turn are sent, after checking that the server's history is this
-  conversation's: that turn must go out as it was received (``kept``) or have
-  no reasoning at all, and every call of it must be answered. Otherwise
-  ``ReplayError``. thinkseal cannot check that the id names that turn's response
-  (messages do not keep response ids; ``Reply.id`` has it), nor that OpenAI
-  still stores it.
-- Options (OpenAI's names): ``reasoning`` ``{effort, summary, generate_summary,
-  context, mode}``, ``max_output_tokens`` >= 16 (OpenAI's minimum, in its
-  wording), ``temperature`` 0..2, ``top_p`` 0..1, ``top_logprobs`` 0..20,
-  ``max_tool_calls`` >= 1, ``truncation`` (auto, disabled), ``text.verbosity``,
-  ``store``, ``include`` (OpenAI's includable values), ``background`` (needs
-  ``store=True``), ``stream_options`` (streaming only); anything else passes
-  through unchecked.
-- Replies: ``reply_info`` gives ``status`` as the stop reason, or
-  ``incomplete_details.reason`` (``max_output_tokens``, ``content_filter``, …)
-  when the status is ``incomplete``; usage from ``input_tokens``,
-  ``output_tokens``, ``input_tokens_details.cached_tokens`` (cache reads) and
-  ``.cache_write_tokens`` (writes) and ``output_tokens_details.reasoning_tokens``;
-  ``id`` and ``model``. A response
-  with an ``error`` (``status: failed``) is a ``ResponseError``.
-- Streaming (SSE events, decoded from their JSON ``data``): deltas from
-  ``response.output_text.delta`` (``TextDelta``),
-  ``response.reasoning_summary_text.delta`` and ``response.reasoning_text.delta``
-  (``ThinkingDelta``; a blank line before a new summary part),
-  ``response.output_item.added`` of a function call and
-  ``response.function_call_arguments.delta`` (``ToolCallDelta``), each with its
-  ``output_index``. The reply is read from ``response.completed`` (or
-  ``response.incomplete``), whose response holds every output item, so a
-  streamed reply equals the whole one; where its ``output`` is empty, from the
-  ``response.output_item.done`` items. ``error`` and ``response.failed`` events
-  are ``ResponseError``; a stream without its final event raises at ``finish``.
+- Each ``reasoning`` output item is kept in place as its summary (unsigned
+  Text) and ``ThinkingBlock.Opaque("openai-responses", item)``; a reply with
+  reasoning items is sealed and bound.
+- Stateless replay (the default): ``store: false`` and ``include:
+  ["reasoning.encrypted_content"]``, the whole history, a kept turn's
+  reasoning items verbatim before the item that followed each, output item
+  ids never sent.
+- With ``store=True`` a stored response's reasoning items record the ids of
+  the items after them (``FOLLOWING``, an Opaque member never sent), and a kept
+  turn sends those items with their ids. ``previous_response_id`` sends only
+  what follows the last assistant turn, after ``continuation_start`` checks
+  the server's history is this conversation's (else ``ReplayError``).
+- Replies and streams (``ResponsesStream``) are read from the final response,
+  so a streamed reply equals the whole one.
 """
 
 from __future__ import annotations

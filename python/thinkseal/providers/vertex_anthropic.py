@@ -1,47 +1,17 @@
 """Claude on Vertex AI (``POST .../publishers/anthropic/models/{model}:rawPredict``).
 
-What Claude on Vertex AI requires, and what thinkseal does about it (the rules,
-their sources and the provider's error strings are in
-docs/providers.md#claude-on-vertex-ai; this is how the module implements them):
+What Claude on Vertex AI requires, and what thinkseal does about it, is in
+docs/providers.md#claude-on-vertex-ai. In short:
 
-- Vertex serves Anthropic's Messages API with two differences in the request
-  (docs/providers.md, Claude on Vertex AI): the model is not in the body but in
-  the endpoint URL, and ``anthropic_version`` is a body field, not a header,
-  and must be ``"vertex-2023-10-16"``. So the path is
-  ``/v1/projects/{project}/locations/{region}/publishers/anthropic/models/{model}:rawPredict``
-  (``:streamRawPredict`` with ``stream=True``, whose body also says
-  ``"stream": true``), relative to the region's host
-  (``https://{region}-aiplatform.googleapis.com``; ``global``:
-  ``https://aiplatform.googleapis.com``; ``us``/``eu``:
-  ``https://aiplatform.{us|eu}.rep.googleapis.com``). Path segments are
-  percent-encoded as the official SDK's ``AnthropicVertex`` encodes them (``@``
-  of a dated model id stays as it is).
-- ``project`` and ``region`` are ``prepare`` options that only route the
-  request: they never reach the body, and a missing or blank one raises
-  ``ValidationError``. ``region`` is the official SDK's name for it;
-  ``location``, the path's (and ``vertex-gemini``'s) name, is taken too (one of
-  the two). They are not part of the origin; give ``account=`` to keep the
-  turns of different projects apart.
-- Headers: no ``anthropic-version``; ``anthropic-beta`` for the ``betas``
-  option and the binding-controls beta, as a header (what the official SDK
-  sends; a beta given only in the body has been reported ignored by Vertex for
-  some features), so the ``anthropic_beta`` body field is refused as an
-  option, as are ``model`` and ``anthropic_version``.
-- Everything else is the Anthropic Messages API's, and is the ``anthropic``
-  adapter's own code (this module only routes it): ``max_tokens`` required,
-  system messages, tool pairing, content parts, cache breakpoints, thinking
-  replayed part by part only while kept, thinking options checked in Claude's
-  wording, ``ReplayError`` for a tool loop whose turn would lose its leading
-  thinking (unless ``block_binding`` drops it), ``response_format``, replies,
-  reply metadata, streams and deltas.
-- Its own origin: ``vertex-anthropic`` is another provider id than
-  ``anthropic``, so a turn produced through one is ``origin-mismatch`` for the
-  other, and its signatures never cross (Vertex and Anthropic's API are
-  separate endpoints; nothing documents that a signature of one holds at the
-  other). Likewise a reply block thinkseal does not read is kept as
-  ``Native("vertex-anthropic", block)`` and goes back verbatim only to Claude on
-  Vertex AI; every other adapter, ``anthropic`` included, gets its text if it
-  has any.
+- The Messages API without ``model`` in the body (it is in the path, built
+  from the ``project`` and ``region``/``location`` options, which never reach
+  the body) and with ``anthropic_version: "vertex-2023-10-16"``; no
+  ``anthropic-version`` header; betas in the ``anthropic-beta`` header.
+- Everything else is the ``anthropic`` adapter's own code: this module's
+  ``Adapter`` subclasses it and only routes the request (path, body head,
+  headers).
+- Its own origin: ``vertex-anthropic`` turns, signatures and ``Native`` blocks
+  never cross with ``anthropic``'s.
 """
 
 from __future__ import annotations
