@@ -100,3 +100,29 @@ def test_bad_arguments() -> None:
         Sender("anthropic", MODEL, ledger={})  # type: ignore[arg-type]
     with pytest.raises(thinkseal.ValidationError, match="AsyncLedger"):
         Sender("anthropic", MODEL, ledger=AsyncLedger(), api_key="k").send(start(), {})
+
+
+def test_each_event_loop_gets_its_own_async_client() -> None:
+    """A framework may run each call in a new event loop (``run_sync``,
+    ``asyncio.run``): an httpx async client made in one cannot serve another, so
+    the sender makes one per loop, and ``aclose`` closes the running loop's."""
+    with emulate("anthropic") as emu:
+        emu.script(Step(text="One."), Step(text="Two."))
+        sender = Sender("anthropic", MODEL, base_url=emu.base_url, api_key="k")
+        made = []
+
+        async def call(prompt: str) -> str:
+            reply = await sender.send_async(Conversation([UserMessage(prompt)]), emu.options)
+            made.append(sender.async_client)
+            return reply.message.content
+
+        assert asyncio.run(call("1")) == "One."
+        assert asyncio.run(call("2")) == "Two."  # a second loop: its own client
+        assert made[0] is not made[1]
+
+        async def same_loop() -> bool:
+            first = sender.async_client
+            await sender.aclose()
+            return first is not sender.async_client  # closed and forgotten: a new one next time
+
+        assert asyncio.run(same_loop())

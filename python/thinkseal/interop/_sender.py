@@ -13,6 +13,8 @@ framework's types; this module is the part they share.
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -61,7 +63,10 @@ class Sender:
         self.account: str | None = account or None
         self._client = client
         self._async_client = async_client
-        self._owned: list[Any] = []
+        self._owned: list[Any] = []  # the sync client made here
+        # An httpx.AsyncClient belongs to the event loop it first ran in, and a framework may run
+        # each call in another (run_sync, asyncio.run): an async client is made per loop.
+        self._per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncClient] = weakref.WeakKeyDictionary()
         self._options = dict(client_options)
 
     # -- the clients ---------------------------------------------------------------------
@@ -77,12 +82,17 @@ class Sender:
 
     @property
     def async_client(self) -> AsyncClient:
-        if self._async_client is None:
+        """The given async client, or the one made for the running event loop."""
+        if self._async_client is not None:
+            return self._async_client
+        loop = asyncio.get_running_loop()
+        client = self._per_loop.get(loop)
+        if client is None:
             from ..client import AsyncClient  # noqa: PLC0415
 
-            self._async_client = AsyncClient(self.provider_id, ledger=self.ledger, **self._options)
-            self._owned.append(self._async_client)
-        return self._async_client
+            client = AsyncClient(self.provider_id, ledger=self.ledger, **self._options)
+            self._per_loop[loop] = client
+        return client
 
     # -- one call ------------------------------------------------------------------------
 
@@ -160,19 +170,19 @@ class Sender:
     # -- closing -------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the clients this sender made (not the given ones, nor the ledger)."""
+        """Close the sync client this sender made (not a given one, nor the ledger);
+        async clients are closed by ``aclose``, from their event loop."""
         for client in self._owned:
-            if hasattr(client, "aclose"):
-                continue  # closed by aclose(), from the event loop that used it
             client.close()
+        self._owned.clear()
 
     async def aclose(self) -> None:
-        for client in self._owned:
-            if hasattr(client, "aclose"):
-                await client.aclose()
-            else:
-                client.close()
-        self._owned.clear()
+        """Close the clients this sender made: the sync one and the running event
+        loop's async one (those of loops that have ended are dropped with them)."""
+        self.close()
+        client = self._per_loop.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.aclose()
 
     def __repr__(self) -> str:
         ledger = ", ledger" if self.ledger is not None else ""

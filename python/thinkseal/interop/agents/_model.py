@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -83,9 +82,7 @@ class ThinksealModel(Model):
         self.provider_id = provider_id
         self.model = model
         self.options: dict[str, Any] = dict(options or {})
-        self._ledger = ledger
-        self._client_options = client_options
-        # Checks the arguments now; with a given client it is the one sender.
+        # Checks the arguments now; it makes an async client per event loop when none is given.
         self._sender = Sender(
             provider_id,
             model,
@@ -95,7 +92,6 @@ class ThinksealModel(Model):
             **client_options,
         )
         self._given = client
-        self._per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Sender] = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
         return f"ThinksealModel({self.provider_id!r}, {self.model!r})"
@@ -122,7 +118,7 @@ class ThinksealModel(Model):
         )  # fmt: skip
         from ...client import Client  # noqa: PLC0415
 
-        sender = self._current()
+        sender = self._sender
         if isinstance(self._given, Client):
             reply = await asyncio.to_thread(sender.send, conversation, options)
         else:
@@ -156,14 +152,9 @@ class ThinksealModel(Model):
             yield event
 
     async def close(self) -> None:
-        """Close the clients this model made (not a given client, nor the ledger)."""
-        loop = asyncio.get_running_loop()
+        """Close the clients this model made for the running event loop (not a
+        given client, nor the ledger)."""
         await self._sender.aclose()
-        sender = self._per_loop.pop(loop, None)
-        if sender is not None:
-            await sender.aclose()
-        # Clients made in other (finished) loops cannot be awaited here; they are dropped.
-        self._per_loop.clear()
 
     # -- the request -------------------------------------------------------------------
 
@@ -229,23 +220,10 @@ class ThinksealModel(Model):
 
     # -- sending -----------------------------------------------------------------------
 
-    def _current(self) -> Sender:
-        """The sender for this event loop: an async client is bound to the loop
-        it first ran in, and ``Runner.run_sync`` and ``asyncio.run`` may each
-        run in another."""
-        if self._given is not None:
-            return self._sender
-        loop = asyncio.get_running_loop()
-        sender = self._per_loop.get(loop)
-        if sender is None:
-            sender = Sender(self.provider_id, self.model, ledger=self._ledger, **self._client_options)
-            self._per_loop[loop] = sender
-        return sender
-
     async def _items(self, conversation: Conversation, options: Mapping[str, Any]) -> AsyncIterator[Delta | Reply]:
         from ...client import Client  # noqa: PLC0415
 
-        sender = self._current()
+        sender = self._sender
         if not isinstance(self._given, Client):
             async for item in sender.stream_async(conversation, options):
                 yield item

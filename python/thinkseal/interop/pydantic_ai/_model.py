@@ -13,8 +13,6 @@ fields (``_convert.reply_parts``), so it survives the agent's history, a
 
 from __future__ import annotations
 
-import asyncio
-import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -128,11 +126,6 @@ class ThinksealModel(Model):
             async_client=client if isinstance(client, AsyncClient) else None,
             **client_options,
         )
-        self._given_client = isinstance(client, AsyncClient)
-        self._client_options = client_options
-        # An httpx.AsyncClient belongs to the event loop it first ran on, and each run_sync may run on
-        # another: a client made here is made per loop (a given one is the caller's to use on one loop).
-        self._senders: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Sender] = weakref.WeakKeyDictionary()
         self._options: dict[str, Any] = dict(options or {})
         self._base_url: str | None = client_options.get("base_url")
         # A response format goes out in the provider's native field, or thinkseal refuses it (ValidationError):
@@ -166,17 +159,6 @@ class ThinksealModel(Model):
         """What attaches, sends and records for this model (its ``ledger``, ``provider_id``, ``model``)."""
         return self._sender
 
-    def _loop_sender(self) -> Sender:
-        if self._given_client:
-            return self._sender
-        loop = asyncio.get_running_loop()
-        sender = self._senders.get(loop)
-        if sender is None:
-            s = self._sender
-            sender = Sender(s.provider_id, s.model, ledger=s.ledger, client=s._client, **self._client_options)
-            self._senders[loop] = sender
-        return sender
-
     def _unsupported_settings(self) -> frozenset[str]:
         return _settings.unsupported(self._sender.provider_id)
 
@@ -189,7 +171,7 @@ class ThinksealModel(Model):
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
         conversation, options, _ = self._prepared(messages, model_settings, model_request_parameters)
-        reply = await self._loop_sender().send_async(conversation, options)
+        reply = await self._sender.send_async(conversation, options)
         return self.response(reply)
 
     @asynccontextmanager
@@ -201,7 +183,7 @@ class ThinksealModel(Model):
         run_context: RunContext[Any] | None = None,
     ) -> AsyncGenerator[StreamedResponse]:
         conversation, options, params = self._prepared(messages, model_settings, model_request_parameters)
-        items = self._loop_sender().stream_async(conversation, options)
+        items = self._sender.stream_async(conversation, options)
         try:
             yield ThinksealStreamedResponse(model_request_parameters=params, model=self, items=items)
         finally:
@@ -272,9 +254,7 @@ class ThinksealModel(Model):
 
     async def aclose(self) -> None:
         """Close the clients this model made for the running event loop (not a given client, nor the ledger)."""
-        sender = self._senders.pop(asyncio.get_running_loop(), None)
-        if sender is not None:
-            await sender.aclose()
+        await self._sender.aclose()
 
     def __repr__(self) -> str:
         return f"ThinksealModel({self.system!r}, {self.model_name!r}{', ledger' if self._sender.ledger else ''})"
