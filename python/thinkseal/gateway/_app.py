@@ -276,7 +276,7 @@ class Gateway:
         if not isinstance(document, dict):
             raise Refusal(400, "the request body is not a JSON object")
         try:
-            incoming = surface.read(document, path)
+            incoming = surface.read_body(raw, document, path)
         except ValidationError as err:
             log.warning(json.dumps({"route": route.prefix, "not_read": err.path or "body"}))
             self.metrics.count("passed_through", route=route.prefix)

@@ -12,12 +12,14 @@ off, its unanswered calls dropped), and nothing else in the body changes.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._conversation import Conversation
 from .._errors import ValidationError
-from .._messages import AssistantMessage
+from .._messages import AssistantMessage, Message
+from ._read_cache import ReadCache
 
 if TYPE_CHECKING:
     from ..providers import Provider
@@ -63,6 +65,11 @@ class Surface:
 
     def read(self, body: Mapping[str, Any], path: str) -> Incoming:
         raise NotImplementedError
+
+    def read_body(self, raw: bytes, body: Mapping[str, Any], path: str) -> Incoming:
+        """``read`` of ``body``, whose bytes are ``raw`` (a surface may reuse what
+        it read from the same bytes before)."""
+        return self.read(body, path)
 
     def turn_wire(self, turn: AssistantMessage) -> object | None:
         """The wire element an as-sent turn goes out as (None: none at all)."""
@@ -116,6 +123,10 @@ class AnthropicMessages(Surface):
     def serves(self, path: str) -> bool:
         return path == "/v1/messages"
 
+    def __init__(self, adapter: Provider) -> None:
+        super().__init__(adapter)
+        self._read = ReadCache()
+
     def read(self, body: Mapping[str, Any], path: str) -> Incoming:
         from ..interop.anthropic import import_messages  # noqa: PLC0415
 
@@ -128,6 +139,30 @@ class AnthropicMessages(Surface):
             tools=body.get("tools"),
             output_config=body.get("output_config"),
         )
+        return self._incoming(body, messages, conversation)
+
+    def read_body(self, raw: bytes, body: Mapping[str, Any], path: str) -> Incoming:
+        """``read``, with each wire message read once: an agent re-sends the same
+        history with one more step each time, so the messages it read from the
+        same bytes before are taken again (with the digests they keep), and only
+        the new ones are read."""
+        from .. import _core  # noqa: PLC0415
+        from ..interop.anthropic import import_messages  # noqa: PLC0415
+
+        messages = body.get("messages")
+        spans = _core.member_spans(raw, "messages") if isinstance(messages, list) else None
+        if not isinstance(messages, list) or spans is None or len(spans) != len(messages):
+            return self.read(body, path)
+        context = import_messages(
+            [], system=body.get("system"), tools=body.get("tools"), output_config=body.get("output_config")
+        )
+        out: list[Message] = list(context.messages)
+        for k, (start, end) in enumerate(spans):
+            out.extend(self._read.get(raw[start:end], partial(_read_message, messages[k], k)))
+        conversation = Conversation(out, context.tools, context.response_format)
+        return self._incoming(body, messages, conversation)
+
+    def _incoming(self, body: Mapping[str, Any], messages: list[Any], conversation: Conversation) -> Incoming:
         # A system prompt comes first; each wire message is one or more messages (tool results, then text).
         turns: dict[int, int] = {}
         index = 1 if body.get("system") is not None else 0
@@ -146,6 +181,13 @@ class AnthropicMessages(Surface):
         if not wire.goes_out(turn):
             return None  # Anthropic combines the user turns that then stand together
         return {"role": "assistant", "content": wire.assistant_blocks(turn)}
+
+
+def _read_message(element: object, index: int) -> list[Message]:
+    """The messages wire message ``index`` imports as, its cache marks off."""
+    from ..interop.anthropic import message_of  # noqa: PLC0415
+
+    return message_of(_unmarked(element), index)
 
 
 def _unmarked(element: object) -> object:

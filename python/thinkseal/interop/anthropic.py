@@ -106,6 +106,13 @@ def import_messages(
     return made("messages", Conversation, out, tool_list, fmt)
 
 
+def message_of(value: object, index: int) -> list[Message]:
+    """The messages one ``MessageParam`` at ``messages[index]`` imports as (what
+    ``import_messages`` reads for it), for a reader that takes a request's
+    messages one by one (the gateway reads each wire message once)."""
+    return _message(Obj(value, f"messages[{index}]"))
+
+
 def _system(value: object, path: str) -> SystemMessage:
     if isinstance(value, str):
         return made(path, SystemMessage, value)

@@ -1,0 +1,78 @@
+"""The Anthropic surface reads each wire message once: a request that re-sends
+a history read before reads only its new messages (counted), and what it
+builds equals a fresh read of the same body, whatever bytes changed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import thinkseal
+from thinkseal.gateway._surfaces import surface_of
+
+SYSTEM = [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}]
+TOOLS = [{"name": "lookup", "description": "Look it up", "input_schema": {"type": "object", "properties": {}}}]
+
+
+def step(k: int) -> list[dict[str, Any]]:
+    """One tool step: the signed turn, its tool result and the next prompt."""
+    return [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": f"Step {k}.", "signature": f"SIG-{k}"},
+                {"type": "tool_use", "id": f"toolu_{k}", "name": "lookup", "input": {"q": k}},
+            ],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{k}", "content": str(k)}]},
+    ]
+
+
+def body(steps: int, **extra: Any) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Go."}]
+    for k in range(steps):
+        messages += step(k)
+    head = {"model": "claude-sonnet-4-5", "max_tokens": 1024, "system": SYSTEM, "tools": TOOLS}
+    return {**head, "messages": messages, **extra}
+
+
+def read(surface: Any, document: dict[str, Any]) -> Any:
+    raw = json.dumps(document).encode()
+    return surface.read_body(raw, json.loads(raw), "/v1/messages")
+
+
+def test_a_history_read_before_costs_its_new_messages_only() -> None:
+    surface = surface_of(thinkseal.provider("anthropic"))
+    read(surface, body(40))
+    assert surface._read.reads == 81  # every wire message once
+    for steps in (41, 42, 43):
+        read(surface, body(steps))
+        assert surface._read.reads == 81 + 2 * (steps - 40)  # the new step's two wire messages
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["none", "system", "tools", "a thinking text", "a signature", "a mark moved", "spacing"],
+)
+def test_what_is_read_equals_a_fresh_read(change: str) -> None:
+    surface = surface_of(thinkseal.provider("anthropic"))
+    read(surface, body(6))  # fills the cache
+    document = body(6)
+    if change == "system":
+        document["system"] = "Be verbose."
+    elif change == "tools":
+        document["tools"] = []
+    elif change == "a thinking text":
+        document["messages"][3]["content"][0]["thinking"] = "Edited."
+    elif change == "a signature":
+        document["messages"][3]["content"][0]["signature"] = "FORGED"
+    elif change == "a mark moved":
+        document["messages"][3]["content"][1]["cache_control"] = {"type": "ephemeral"}
+    raw = json.dumps(document, indent=1 if change == "spacing" else None).encode()
+    cached = surface.read_body(raw, json.loads(raw), "/v1/messages")
+    fresh = surface_of(thinkseal.provider("anthropic")).read(json.loads(raw), "/v1/messages")
+    assert cached.conversation == fresh.conversation
+    assert cached.conversation.to_json() == fresh.conversation.to_json()
+    assert cached.turns == fresh.turns
