@@ -126,3 +126,27 @@ def test_each_event_loop_gets_its_own_async_client() -> None:
             return first is not sender.async_client  # closed and forgotten: a new one next time
 
         assert asyncio.run(same_loop())
+
+
+def test_a_given_client_of_either_kind_is_used_and_anything_else_refused() -> None:
+    with emulate("anthropic") as emu:
+        emu.script(Step(text="Sync."), Step(text="Async."))
+        given_sync = thinkseal.Client("anthropic", base_url=emu.base_url, api_key="k")
+        given_async = thinkseal.AsyncClient("anthropic", base_url=emu.base_url, api_key="k")
+        conv = Conversation([UserMessage("Hi")])
+        sync_sender = Sender("anthropic", MODEL, client=given_sync)
+        assert sync_sender.client is given_sync
+        assert sync_sender.send(conv, emu.options).message.content == "Sync."
+
+        async def via_async() -> str:
+            sender = Sender("anthropic", MODEL, client=given_async)
+            assert sender.async_client is given_async
+            reply = await sender.send_async(conv, emu.options)
+            await given_async.aclose()
+            return reply.message.content
+
+        assert asyncio.run(via_async()) == "Async."
+        given_sync.close()
+    with pytest.raises(thinkseal.ValidationError) as info:
+        Sender("anthropic", MODEL, client=object())  # type: ignore[arg-type]
+    assert info.value.path == "client"

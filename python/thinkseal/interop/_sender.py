@@ -43,11 +43,21 @@ class Sender:
         model: str,
         *,
         ledger: Ledger | AsyncLedger | None = None,
-        client: Client | None = None,
+        client: Client | AsyncClient | None = None,
         async_client: AsyncClient | None = None,
         **client_options: Any,
     ) -> None:
+        from ..client import AsyncClient, Client  # noqa: PLC0415 - loads httpx, as sending does
         from ..providers import provider  # noqa: PLC0415 - checks the id, as Client would
+
+        # ``client`` may be of either kind (a framework adapter takes one client); an
+        # async one serves the asyncio calls.
+        if client is not None and not isinstance(client, (Client, AsyncClient)):
+            raise ValidationError(
+                f"client: expected a thinkseal.Client or AsyncClient, got {type(client).__name__}", path="client"
+            )
+        if isinstance(client, AsyncClient):
+            client, async_client = None, async_client or client
 
         if not isinstance(model, str) or not model.strip():
             raise ValidationError("model: expected a model id", path="model")

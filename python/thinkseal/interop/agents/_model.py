@@ -71,26 +71,13 @@ class ThinksealModel(Model):
         client: Client | AsyncClient | None = None,
         **client_options: Any,
     ) -> None:
-        from ...client import AsyncClient, Client  # noqa: PLC0415
-
         if options is not None and not isinstance(options, Mapping):
             raise ValidationError("options: expected a mapping of the provider's request fields", path="options")
-        if client is not None and not isinstance(client, (Client, AsyncClient)):
-            raise ValidationError(
-                f"client: expected a thinkseal.AsyncClient or Client, got {type(client).__name__}", path="client"
-            )
         self.provider_id = provider_id
         self.model = model
         self.options: dict[str, Any] = dict(options or {})
         # Checks the arguments now; it makes an async client per event loop when none is given.
-        self._sender = Sender(
-            provider_id,
-            model,
-            ledger=ledger,
-            client=client if isinstance(client, Client) else None,
-            async_client=client if isinstance(client, AsyncClient) else None,
-            **client_options,
-        )
+        self._sender = Sender(provider_id, model, ledger=ledger, client=client, **client_options)
         self._given = client
 
     def __repr__(self) -> str:

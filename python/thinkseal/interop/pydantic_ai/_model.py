@@ -110,22 +110,9 @@ class ThinksealModel(Model):
         profile: ModelProfile | None = None,
         **client_options: Any,
     ) -> None:
-        from ...client import AsyncClient, Client  # noqa: PLC0415 - loads httpx, as Client does
-
-        if client is not None and not isinstance(client, (Client, AsyncClient)):
-            raise ValidationError(
-                f"client: expected a thinkseal.Client or AsyncClient, got {type(client).__name__}", path="client"
-            )
         if options is not None and not isinstance(options, Mapping):
             raise ValidationError(f"options: expected a mapping, got {type(options).__name__}", path="options")
-        self._sender = Sender(
-            provider_id,
-            model,
-            ledger=ledger,
-            client=client if isinstance(client, Client) else None,
-            async_client=client if isinstance(client, AsyncClient) else None,
-            **client_options,
-        )
+        self._sender = Sender(provider_id, model, ledger=ledger, client=client, **client_options)
         self._options: dict[str, Any] = dict(options or {})
         self._base_url: str | None = client_options.get("base_url")
         # A response format goes out in the provider's native field, or thinkseal refuses it (ValidationError):
