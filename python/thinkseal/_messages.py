@@ -86,7 +86,7 @@ class ToolCall(Value):
 class Message(Frozen):
     """Base of the four message types. ``role`` is "system", "user", "assistant" or "tool"."""
 
-    # _wire: per-provider cache of this message's wire form (providers/_wire.py).
+    # _wire: what is derived from this message and kept on it: wire forms, ledger keys (_memo.py).
     __slots__ = ("_digest", "_wire")
     role: ClassVar[str]
     _digest: bytes | None

@@ -188,6 +188,7 @@ def test_a_forged_or_damaged_entry_never_makes_a_stale_seal_go_out(
     ledger = backend.ledger()
     conv = loop(2)
     record_all(ledger, conv)
+    assert ledger.attach(stripped(conv)).recognised == 2  # the entries were read (and verified) whole before
     stored = backend.entries(ledger)
     turn = conv[1]
     assert isinstance(turn, AssistantMessage)

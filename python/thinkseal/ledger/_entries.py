@@ -23,6 +23,8 @@ from .._messages import AssistantMessage
 # The binding text of an entry whose datum was recorded under two different
 # bindings: it parses as no binding, so the turn is never re-bound from it.
 CONFLICT: Final[str] = "!conflict"
+# How many verified entries a ledger remembers (about 200 bytes each).
+VERIFIED_MEMO: Final[int] = 65_536
 
 
 class Datum(NamedTuple):
@@ -68,10 +70,14 @@ def keys(account: str | None, data: Sequence[Datum]) -> list[bytes]:
 class Checker:
     """Makes and verifies entry checks for one ledger secret."""
 
-    __slots__ = ("_key",)
+    __slots__ = ("_key", "_verified")
 
     def __init__(self, secret: bytes) -> None:
         self._key = _core.ledger_entry_key(secret)
+        # Entries verified and parsed before (an agent's history is looked up again
+        # on every step): the check is a function of key, binding and secret, so a
+        # stored entry read again verifies the same. Bounded: cleared when full.
+        self._verified: dict[tuple[bytes, str, bytes], Binding | str] = {}
 
     def check(self, key: bytes, binding: str) -> bytes:
         return bytes(_core.ledger_check(self._key, key, binding))
@@ -82,6 +88,16 @@ class Checker:
         ``"conflict"`` when the datum was recorded under two bindings."""
         if entry is None or (entry.expires is not None and entry.expires <= now):
             return None
+        memo = (key, entry.binding, entry.check)
+        found = self._verified.get(memo)
+        if found is None:
+            found = self._verify(key, entry)
+            if len(self._verified) >= VERIFIED_MEMO:
+                self._verified.clear()
+            self._verified[memo] = found
+        return found
+
+    def _verify(self, key: bytes, entry: Entry) -> Binding | str:
         if entry.check != self.check(key, entry.binding):
             return "invalid"
         if entry.binding == CONFLICT:

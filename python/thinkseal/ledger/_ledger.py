@@ -31,6 +31,7 @@ from .._binding import FINGERPRINT_VERSION, Binding
 from .._conversation import Conversation
 from .._errors import ThinksealError, ValidationError
 from .._frozen import Frozen
+from .._memo import cached, entry, put
 from .._messages import AssistantMessage, Message
 from ._entries import CONFLICT, Checker, Datum, Entry, keys, sealed_data
 
@@ -133,7 +134,7 @@ class _Plan:
         self.turns: list[tuple[int, AssistantMessage, list[bytes]]] = []
         for i, message in enumerate(conversation):
             if isinstance(message, AssistantMessage) and message.has_sealed_parts:
-                self.turns.append((i, message, keys(account, sealed_data(message))))
+                self.turns.append((i, message, _keys_of(message, account)))
         self.keys = sorted({k for _, _, ks in self.turns for k in ks})
 
     def decide(self, found: dict[bytes, Entry], checker: Checker) -> Attached:
@@ -155,7 +156,7 @@ class _Plan:
                 if binding != turn.thinking_binding:
                     if messages is None:
                         messages = list(self.conversation)
-                    messages[index] = turn._bound(binding)
+                    messages[index] = _bound(turn, binding)
             statuses.append(AttachedTurn(index, status))
         conversation = self.conversation if messages is None else self.conversation.with_messages(messages)
         return Attached(conversation, tuple(statuses))
@@ -163,6 +164,25 @@ class _Plan:
     def unchanged(self) -> Attached:
         """Every turn as it was (the backend could not be read)."""
         return Attached(self.conversation, tuple(AttachedTurn(i, Recognition.UNKNOWN) for i, _, _ in self.turns))
+
+
+def _keys_of(turn: AssistantMessage, account: str | None) -> list[bytes]:
+    """The ledger keys of ``turn``'s sealed data under ``account``, computed once
+    per turn and account: a history re-sent with one more step is looked up
+    again, and its turns are the very same objects when the reader kept them."""
+    return cached(turn, f"ledger-keys:{account or ''}", lambda: keys(account, sealed_data(turn)))
+
+
+def _bound(turn: AssistantMessage, binding: Binding) -> AssistantMessage:
+    """``turn`` bound to ``binding``, the same object for the same turn and
+    binding each time: a conversation built from those objects again keeps the
+    replay decisions of the one before for its unchanged prefix."""
+    found = entry(turn, "ledger-bound", None)
+    if found is not None and (found[0] is binding or found[0] == binding):
+        return found[1]  # type: ignore[no-any-return]
+    bound = turn._bound(binding)
+    put(turn, "ledger-bound", (binding, bound))
+    return bound
 
 
 def _recognise(turn: AssistantMessage, held: Sequence[Binding | str | None]) -> Recognition:

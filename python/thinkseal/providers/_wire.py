@@ -3,8 +3,8 @@
 - ``dumps``: the one JSON encoding thinkseal puts on the wire (compact UTF-8),
   written by the native core: the bytes of ``json.dumps(value, ensure_ascii=False,
   separators=(",", ":"), allow_nan=False)``, about 25x faster.
-- ``cached``: a message's wire fragment, built once per (provider, variant) and
-  kept on the message (messages are immutable, so the cache cannot go stale).
+- ``cached`` (``_memo.py``): a message's wire fragment, built once per (provider,
+  variant) and kept on the message (messages are immutable, so the cache cannot go stale).
   ``fragment`` keeps its JSON bytes only, not the dict they were encoded from;
   what an adapter decides from a wire message later is kept as a number beside
   the bytes (``counted``), and ``PreparedRequest.body`` decodes the bytes when
@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import sys
 import threading
 from array import array
 from bisect import bisect_right
@@ -25,6 +24,7 @@ from typing import Any, TypeVar
 
 from .. import _core
 from .._json import frozen_loads
+from .._memo import cached
 from .._messages import AssistantMessage, Message
 from .._replay import Replay
 
@@ -34,48 +34,6 @@ T = TypeVar("T")
 dumps: Callable[[Any], bytes] = _core.wire_json
 """Compact UTF-8 JSON, as every adapter sends it (``ValidationError`` for NaN,
 infinities and lone surrogates; the stdlib's ``TypeError`` for non-JSON types)."""
-
-
-def cached(message: Message, key: str, build: Callable[[], T]) -> T:
-    """``build()``'s result for ``message`` under ``key``, computed once per message.
-
-    ``key`` must capture everything the result depends on besides the message
-    (provider id, and any request option that changes the shape).
-    """
-    found = _entry(message, key, _MISSING)
-    if found is not _MISSING:
-        return found  # type: ignore[no-any-return]
-    value = build()  # may itself cache other entries for this message
-    _put(message, key, value)
-    return value
-
-
-_MISSING = object()
-
-
-def _entry(message: Message, key: str, default: Any) -> Any:
-    """What ``cached`` keeps for ``message`` under ``key``, or ``default``."""
-    store = getattr(message, "_wire", None)
-    if type(store) is tuple:
-        return store[1] if store[0] == key else default
-    return default if store is None else store.get(key, default)
-
-
-def _put(message: Message, key: str, value: Any) -> None:
-    """Keep ``value`` under ``key``. A message sent to one adapter (the usual
-    case) keeps its one entry as a ``(key, value)`` pair, a dict only from a
-    second key on: a one-entry dict costs about 130 bytes more per message.
-    Keys are interned, so every message shares one key object rather than a
-    copy of the f-string it was looked up with. Two threads filling the same
-    message may each replace the other's entry; the loser is built again on
-    its next use, equal to the first."""
-    key = sys.intern(key)
-    store = getattr(message, "_wire", None)
-    if isinstance(store, dict):
-        store[key] = value
-        return
-    replaced = (key, value) if store is None else {store[0]: store[1], key: value}
-    object.__setattr__(message, "_wire", replaced)
 
 
 def fragment(message: Message, key: str, build: Callable[[], Any]) -> bytes:
