@@ -33,6 +33,7 @@ from .._blocks import ThinkingBlock
 from .._content import Document, Image, Native
 from .._conversation import Conversation
 from .._errors import ReplayError, ResponseError, ValidationError
+from .._memo import cached
 from .._messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
 from .._replay import Replay
 from .._reply import Delta, ReplyInfo, TextDelta, ThinkingDelta, ToolCallDelta, Usage
@@ -62,7 +63,7 @@ from ._options import (
     response_format,
 )
 from ._response import Node, error_text, valid_text
-from ._wire import cached, dumps, splice, wire_messages
+from ._wire import dumps, splice, wire_messages
 
 PROVIDER_ID = "openai-responses"
 PATH = "/responses"
