@@ -887,6 +887,7 @@ def test_ledger_entry_keys_survive_hostile_arguments(secret):
 def test_member_spans_survive_hostile_arguments(args):
     survive(_core.member_spans, *args)
     survive(_core.member_span, *args)
+    survive(_core.member_elements, *args)
 
 
 def test_every_core_function_is_exercised():
@@ -908,6 +909,7 @@ def test_every_core_function_is_exercised():
         "ledger_check",
         "member_spans",
         "member_span",
+        "member_elements",
     }
 
 

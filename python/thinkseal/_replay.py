@@ -377,7 +377,9 @@ class ReplayReport(Sequence[ReplayEntry]):
             raise IndexError("replay report index out of range")
         replay = self._replay
         index = replay.store.turns[i] if i < self._store_turns else replay.open_turns[i - self._store_turns]
-        return ReplayEntry(index, reason_of(replay.code(index)))
+        entry = ReplayEntry.__new__(ReplayEntry)  # a known reason: nothing to check
+        entry._init(index=index, reason=reason_of(replay.code(index)))
+        return entry
 
     def __iter__(self) -> Iterator[ReplayEntry]:
         for i in range(len(self)):

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import thinkseal
-from thinkseal.gateway._surfaces import surface_of
+from thinkseal.gateway._surfaces import BodyError, surface_of
 
 SYSTEM = [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}]
 TOOLS = [{"name": "lookup", "description": "Look it up", "input_schema": {"type": "object", "properties": {}}}]
@@ -40,7 +40,7 @@ def body(steps: int, **extra: Any) -> dict[str, Any]:
 
 def read(surface: Any, document: dict[str, Any]) -> Any:
     raw = json.dumps(document).encode()
-    return surface.read_body(raw, json.loads(raw), "/v1/messages")
+    return surface.read_body(raw, "/v1/messages")
 
 
 def test_a_history_read_before_costs_its_new_messages_only() -> None:
@@ -71,8 +71,38 @@ def test_what_is_read_equals_a_fresh_read(change: str) -> None:
     elif change == "a mark moved":
         document["messages"][3]["content"][1]["cache_control"] = {"type": "ephemeral"}
     raw = json.dumps(document, indent=1 if change == "spacing" else None).encode()
-    cached = surface.read_body(raw, json.loads(raw), "/v1/messages")
+    cached = surface.read_body(raw, "/v1/messages")
     fresh = surface_of(thinkseal.provider("anthropic")).read(json.loads(raw), "/v1/messages")
     assert cached.conversation == fresh.conversation
     assert cached.conversation.to_json() == fresh.conversation.to_json()
     assert cached.turns == fresh.turns
+
+
+def test_a_body_naming_messages_twice_is_read_as_json_reads_it() -> None:
+    surface = surface_of(thinkseal.provider("anthropic"))
+    read(surface, body(3))
+    first, last = json.dumps(body(3)["messages"]), json.dumps(body(1)["messages"])
+    raw = ('{"model":"claude-sonnet-4-5","max_tokens":1,"messages":' + first + ',"messages":' + last + "}").encode()
+    incoming = surface.read_body(raw, "/v1/messages")
+    assert (
+        incoming.conversation
+        == surface_of(thinkseal.provider("anthropic")).read(json.loads(raw), "/v1/messages").conversation
+    )
+    assert len(incoming.conversation) == 3  # the last list, as json (and the fresh read) takes it
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"model":"m","messages":[{"role":"user","content":"a"},tru]}',  # a new element that is no JSON
+        b'{"model":"m","messages":[{"role":"user","content":"a\x01"}]}',  # a control character in a string
+        b'{"model":"m","messages":[{"role":"user","content":"a"}],"max_tokens":1e}',  # outside the list
+        b'{"model":"m","messages":[{"role":"user","content":"a"}]',  # cut short
+        b'[{"model":"m"}]',
+    ],
+)
+def test_a_body_that_is_no_json_object_is_refused_even_where_it_was_read_before(raw: bytes) -> None:
+    surface = surface_of(thinkseal.provider("anthropic"))
+    surface.read_body(b'{"model":"m","messages":[{"role":"user","content":"a"}]}', "/v1/messages")  # cached
+    with pytest.raises(BodyError):
+        surface.read_body(raw, "/v1/messages")

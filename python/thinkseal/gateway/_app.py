@@ -28,8 +28,10 @@ from ..ledger import AsyncLedger, Attached, Recognition, open_async_ledger
 from ..ledger._backend import BackendError
 from ._config import Config, Route
 from ._edit import edited, replaced_member
+from ._held import HeldConversations
 from ._metrics import Metrics
-from ._surfaces import Incoming, Surface, surface_of
+from ._sigv4 import resigned, upstream_credential
+from ._surfaces import BodyError, Incoming, Surface, surface_of
 
 log = logging.getLogger("thinkseal.gateway")
 
@@ -126,10 +128,12 @@ class Gateway:
         self._ledger: AsyncLedger | None = None
         self._http: Any = None
         self._surfaces: dict[str, Surface] = {}
+        self._held: dict[str, HeldConversations] = {}
         for route in config.routes:
             from ..providers import provider  # noqa: PLC0415
 
             self._surfaces[route.prefix] = surface_of(provider(route.provider))
+            self._held[route.prefix] = HeldConversations()
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -238,7 +242,10 @@ class Gateway:
             presented = headers.get(_TOKEN_HEADER) or (client_credential if route.api_key else None)
             if presented not in tokens:
                 raise Refusal(401, "a valid gateway token is required", "authentication_error")
-        return route.api_key if route.api_key else client_credential
+        try:
+            return upstream_credential(route, headers, client_credential)
+        except ValidationError as err:  # a credential the gateway cannot send on (an AWS signature)
+            raise Refusal(401, str(err), "authentication_error") from None
 
     def _upstream_headers(self, route: Route, headers: Mapping[str, str]) -> dict[str, str]:
         out = {
@@ -270,13 +277,9 @@ class Gateway:
         """The body to send for a provider API request, or None when the body is
         not one thinkseal reads (it is then forwarded as it came, and said so)."""
         try:
-            document = json.loads(raw)
-        except (ValueError, RecursionError):
-            raise Refusal(400, "the request body is not valid JSON") from None
-        if not isinstance(document, dict):
-            raise Refusal(400, "the request body is not a JSON object")
-        try:
-            incoming = surface.read_body(raw, document, path)
+            incoming = surface.read_body(raw, path)
+        except BodyError as err:
+            raise Refusal(400, str(err)) from None
         except ValidationError as err:
             log.warning(json.dumps({"route": route.prefix, "not_read": err.path or "body"}))
             self.metrics.count("passed_through", route=route.prefix)
@@ -284,7 +287,7 @@ class Gateway:
         account = account_of(self.config.account_key, credential)
         model = route.models.get(incoming.model, incoming.model)
         origin = Origin(route.provider, model, account)
-        attached = await self._attach(incoming.conversation, account)
+        attached = await self._attach(incoming.conversation, account, self._held[route.prefix])
         replay, edits, counts = self._edits(attached, origin, surface, incoming)
         body = _body(raw, incoming, edits, model, surface)
         kept, unsealed, reasons = counts
@@ -293,9 +296,10 @@ class Gateway:
             self.metrics.count("turns_unsealed", n, route=route.prefix, reason=reason)
         return Decision(raw, body, incoming, attached, replay, origin, kept, unsealed, reasons)
 
-    async def _attach(self, conversation: Conversation, account: str | None) -> Attached:
+    async def _attach(self, conversation: Conversation, account: str | None, held: HeldConversations) -> Attached:
         assert self._ledger is not None
-        return await self._ledger.attach(conversation, account=account)
+        attached = await self._ledger.attach(conversation, account=account)
+        return Attached(held.resume(attached.conversation), attached.turns)
 
     def _edits(
         self, attached: Attached, origin: Origin, surface: Surface, incoming: Incoming
@@ -313,7 +317,7 @@ class Gateway:
             turn = conversation[entry.index]
             assert isinstance(turn, AssistantMessage)
             if entry.kept or (keep_unknown and entry.index in unknown):
-                kept += turn.has_sealed_parts
+                kept += 1  # a kept turn, as an unknown one, has sealed parts
                 continue
             sent = replay.sent(entry.index)
             if sent is turn:
@@ -337,7 +341,8 @@ class Gateway:
         """Send ``body`` upstream and relay the answer as it arrives; return its status."""
         import httpx  # noqa: PLC0415
 
-        request = self._http.build_request(method, url, content=body, headers=headers)
+        signed = resigned(route, method, url, body, headers)  # a SigV4 signature covers the bytes sent
+        request = self._http.build_request(method, url, content=body, headers=signed)
         try:
             response = await self._http.send(request, stream=True)
         except httpx.TimeoutException:
@@ -395,7 +400,8 @@ class Gateway:
         )
         self.metrics.count("recoveries", route=route.prefix)
         self.metrics.count("turns_unsealed", route=route.prefix, reason="provider-rejected")
-        request = self._http.build_request(method, url, content=body, headers=headers)
+        signed = resigned(route, method, url, body, headers)
+        request = self._http.build_request(method, url, content=body, headers=signed)
         return await self._http.send(request, stream=True), retried, turn
 
     async def _relay(
@@ -411,7 +417,7 @@ class Gateway:
         """Relay ``response`` to the client as it arrives (``read``: its body,
         when it was read already), feeding the ledger's recorder on the way.
         The route's own key is hidden wherever an upstream echoes it."""
-        masker = _Masker(route.api_key.encode()) if route.api_key else None
+        masker = _Masker(route.sent_secret.encode()) if route.sent_secret else None
         headers = [
             (k.encode("latin-1"), masker.hide(v.encode("latin-1")) if masker else v.encode("latin-1"))
             for k, v in response.headers.items()

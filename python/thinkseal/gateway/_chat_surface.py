@@ -15,10 +15,10 @@ writer, in the shape the adapter gives it for this request (DeepSeek's
 reasoning on every turn once tools are sent, Gemini 3's placeholder signature
 on a first call sent without its own).
 
-Ollama's ``/api/chat`` is not served here: its tool results name their tool
-(``tool_name``) rather than a call id, its messages carry ``images`` and
-``thinking`` fields the chat importer does not read, and it streams NDJSON by
-default.
+Ollama's ``/api/chat`` is served by ``_ollama_surface``: its tool results
+name their tool (``tool_name``) rather than a call id, its messages carry
+``images`` and ``thinking`` fields the chat importer does not read, and it
+streams NDJSON by default.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 from .._errors import ValidationError
 from .._limits import limits
 
-__all__ = ["Config", "Route", "load_config"]
+__all__ = ["AwsKeys", "Config", "Route", "load_config"]
 
 UNKNOWN_SEALS: Final[tuple[str, ...]] = ("keep", "unseal")
 _PREFIX: Final = re.compile(r"(/[A-Za-z0-9._~-]+)+")
@@ -76,9 +76,11 @@ class Route:
     """One upstream: requests to ``prefix`` + a provider path go to
     ``upstream`` + that path, through the ``provider`` adapter's rules.
     ``models`` maps a model a client asks for to the one sent (and bound
-    under); ``api_key``, when set, replaces the client's credential."""
+    under); ``api_key``, when set, replaces the client's credential;
+    ``aws`` (a ``bedrock`` route) signs requests again with the route's own
+    AWS keys (``_sigv4``)."""
 
-    __slots__ = ("api_key", "models", "prefix", "provider", "upstream")
+    __slots__ = ("api_key", "aws", "models", "prefix", "provider", "upstream")
 
     def __init__(
         self,
@@ -87,12 +89,21 @@ class Route:
         upstream: str,
         models: Mapping[str, str] | None = None,
         api_key: str | None = None,
+        aws: AwsKeys | None = None,
     ) -> None:
         self.prefix = prefix
         self.provider = provider
         self.upstream = upstream.rstrip("/")
         self.models = dict(models or {})
         self.api_key = api_key
+        self.aws = aws
+
+    @property
+    def sent_secret(self) -> str | None:
+        """The secret the upstream request carries as it is (an upstream may echo
+        it): the route's key, or its AWS session token (the secret access key
+        itself never leaves the gateway, only a signature made with it)."""
+        return self.api_key or (self.aws.session_token if self.aws is not None else None)
 
     @classmethod
     def of(cls, table: object, path: str) -> Route:
@@ -117,11 +128,69 @@ class Route:
             isinstance(k, str) and k and isinstance(v, str) and v for k, v in models.items()
         ):
             raise _fail(f"{path}.models", "expected a table of model names to model names")
-        return cls(prefix, provider, upstream, models, _env(table, "api_key_env", path))
+        api_key = _env(table, "api_key_env", path)
+        aws = AwsKeys.of(table, path, provider)
+        if aws is not None and api_key is not None:
+            raise _fail(f"{path}.api_key_env", "give either a Bedrock API key or the route's AWS credentials, not both")
+        return cls(prefix, provider, upstream, models, api_key, aws)
 
     def __repr__(self) -> str:  # never the key
         key = ", api_key=<set>" if self.api_key else ""
-        return f"Route({self.prefix!r}, {self.provider!r}, {self.upstream!r}{key})"
+        aws = f", aws={self.aws!r}" if self.aws is not None else ""
+        return f"Route({self.prefix!r}, {self.provider!r}, {self.upstream!r}{key}{aws})"
+
+
+# A route's AWS keys: the region, and the variables holding the credentials.
+_AWS_KEYS: Final[tuple[str, ...]] = (
+    "aws_region",
+    "aws_access_key_id_env",
+    "aws_secret_access_key_env",
+    "aws_session_token_env",
+)
+_REGION: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_TOKEN: Final = re.compile(r"[\x21-\x7e]+")  # visible ASCII, nothing else
+
+
+class AwsKeys:
+    """The AWS credentials a ``bedrock`` route signs its upstream requests with
+    (Signature Version 4, for the ``bedrock`` service in ``region``)."""
+
+    __slots__ = ("access_key_id", "region", "secret_access_key", "session_token")
+
+    def __init__(
+        self, region: str, access_key_id: str, secret_access_key: str, session_token: str | None = None
+    ) -> None:
+        self.region = region
+        self.access_key_id = access_key_id
+        self.secret_access_key = secret_access_key
+        self.session_token = session_token
+
+    @classmethod
+    def of(cls, table: Mapping[str, Any], path: str, provider: str) -> AwsKeys | None:
+        """The keys a route table names (None: it names none)."""
+        given = [k for k in _AWS_KEYS if table.get(k) is not None]
+        if not given:
+            return None
+        if provider != "bedrock":
+            raise _fail(f"{path}.{given[0]}", "AWS credentials are for a route with provider 'bedrock'")
+        for name in _AWS_KEYS[:3]:
+            if table.get(name) is None:
+                raise _fail(f"{path}.{name}", "needed with the other aws_* keys (region, key id and secret)")
+        region = _string(table.get("aws_region"), f"{path}.aws_region")
+        if not _REGION.fullmatch(region):
+            raise _fail(f"{path}.aws_region", "expected an AWS region name such as us-east-1")
+        values = {name: _env(table, name, path) for name in _AWS_KEYS[1:]}
+        for name, value in values.items():
+            # They go into headers or the signing key as they are: a stray newline is a mistake, said here.
+            if value is not None and not _TOKEN.fullmatch(value):
+                raise _fail(f"{path}.{name}", "the variable's value holds white space or a control character")
+        key_id, secret, token = values.values()
+        assert key_id is not None  # required above
+        assert secret is not None
+        return cls(region, key_id, secret, token)
+
+    def __repr__(self) -> str:  # never the secret nor the token
+        return f"AwsKeys({self.region!r}, {self.access_key_id!r}, secret=<set>)"
 
 
 class Config:

@@ -2,13 +2,12 @@
 request that carries the same bytes: an agent re-sends its whole history with
 one more step each time, so reading only what is new keeps a request's cost in
 its new turns. Keyed by a digest of the exact bytes (the same bytes read the
-same), bounded, least recently used first out. The messages are immutable
+same; the caller hashes them), bounded, least recently used first out. The messages are immutable
 values: sharing them between requests (and sessions) is safe, and the digests
 they keep are then reused by the replay decision."""
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Final
@@ -24,10 +23,11 @@ class ReadCache:
     def __init__(self, size: int = DEFAULT_SIZE) -> None:
         self.size = size
         self._entries: OrderedDict[bytes, tuple[Message, ...]] = OrderedDict()
+        self._values: OrderedDict[Message, Message] = OrderedDict()
         self.reads = 0  # how many wire messages were read (not found): counted work, for the tests
 
-    def get(self, raw: bytes, read: Callable[[], Sequence[Message]]) -> tuple[Message, ...]:
-        key = hashlib.blake2b(raw, digest_size=16).digest()
+    def get(self, key: bytes, read: Callable[[], Sequence[Message]]) -> tuple[Message, ...]:
+        """What ``read()`` gave for the bytes whose digest is ``key``."""
         found = self._entries.get(key)
         if found is not None:
             self._entries.move_to_end(key)
@@ -38,3 +38,16 @@ class ReadCache:
         if len(self._entries) > self.size:
             self._entries.popitem(last=False)
         return found
+
+    def same(self, message: Message) -> Message:
+        """The message equal to ``message`` given before, or ``message`` (a system
+        prompt, read anew from each request, is then the same object each time,
+        as the messages after it are)."""
+        found = self._values.get(message)
+        if found is not None:
+            self._values.move_to_end(message)
+            return found
+        self._values[message] = message
+        if len(self._values) > self.size:
+            self._values.popitem(last=False)
+        return message

@@ -11,18 +11,39 @@ off, its unanswered calls dropped), and nothing else in the body changes.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from functools import partial
 from importlib import import_module
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from .._conversation import Conversation
-from .._errors import ValidationError
+from .._errors import ThinksealError, ValidationError
 from .._messages import AssistantMessage, Message
 from ._read_cache import ReadCache
 
 if TYPE_CHECKING:
     from ..providers import Provider
+
+
+class BodyError(ThinksealError):
+    """The request body is not a JSON object: the gateway refuses it (400)."""
+
+
+def json_of(raw: bytes) -> Any:
+    """The JSON value ``raw`` holds (a body, or one element of its list)."""
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        raise BodyError("the request body is not valid JSON") from None
+
+
+def document_of(raw: bytes) -> dict[str, Any]:
+    """The JSON object ``raw`` holds."""
+    value = json_of(raw)
+    if not isinstance(value, dict):
+        raise BodyError("the request body is not a JSON object")
+    return value
 
 
 class Incoming:
@@ -66,10 +87,11 @@ class Surface:
     def read(self, body: Mapping[str, Any], path: str) -> Incoming:
         raise NotImplementedError
 
-    def read_body(self, raw: bytes, body: Mapping[str, Any], path: str) -> Incoming:
-        """``read`` of ``body``, whose bytes are ``raw`` (a surface may reuse what
-        it read from the same bytes before)."""
-        return self.read(body, path)
+    def read_body(self, raw: bytes, path: str) -> Incoming:
+        """``read`` of the body whose bytes are ``raw`` (``BodyError`` when it is
+        no JSON object). A surface may reuse what it read from the same bytes
+        before."""
+        return self.read(document_of(raw), path)
 
     def turn_wire(self, turn: AssistantMessage) -> object | None:
         """The wire element an as-sent turn goes out as (None: none at all)."""
@@ -141,26 +163,35 @@ class AnthropicMessages(Surface):
         )
         return self._incoming(body, messages, conversation)
 
-    def read_body(self, raw: bytes, body: Mapping[str, Any], path: str) -> Incoming:
+    def read_body(self, raw: bytes, path: str) -> Incoming:
         """``read``, with each wire message read once: an agent re-sends the same
         history with one more step each time, so the messages it read from the
         same bytes before are taken again (with the digests they keep), and only
-        the new ones are read."""
+        the new ones are parsed and read. The rest of the body (system prompt,
+        tools, options) is parsed on its own, without the messages; a body that
+        names ``messages`` twice is read whole, as ``json`` reads it."""
         from .. import _core  # noqa: PLC0415
         from ..interop.anthropic import import_messages  # noqa: PLC0415
 
-        messages = body.get("messages")
-        spans = _core.member_spans(raw, "messages") if isinstance(messages, list) else None
-        if not isinstance(messages, list) or spans is None or len(spans) != len(messages):
-            return self.read(body, path)
+        found = _core.member_elements(raw, "messages")
+        if found is None:
+            return self.read(document_of(raw), path)
+        (start, end), spans, digests = found
+        body = document_of(raw[:start] + _HOLE + raw[end:])
+        if body.get("messages") != _HOLE_VALUE:
+            return self.read(document_of(raw), path)
         context = import_messages(
             [], system=body.get("system"), tools=body.get("tools"), output_config=body.get("output_config")
         )
-        out: list[Message] = list(context.messages)
-        for k, (start, end) in enumerate(spans):
-            out.extend(self._read.get(raw[start:end], partial(_read_message, messages[k], k)))
+        out: list[Message] = [self._read.same(m) for m in context.messages]
+        turns: dict[int, int] = {}
+        for k, ((first, last), digest) in enumerate(zip(spans, digests, strict=True)):
+            read = self._read.get(digest, partial(_read_element, raw[first:last], k))
+            if len(read) == 1 and isinstance(read[0], AssistantMessage):
+                turns[len(out)] = k
+            out.extend(read)
         conversation = Conversation(out, context.tools, context.response_format)
-        return self._incoming(body, messages, conversation)
+        return Incoming(conversation, self.field, turns, _model(body), _stream(body))
 
     def _incoming(self, body: Mapping[str, Any], messages: list[Any], conversation: Conversation) -> Incoming:
         # A system prompt comes first; each wire message is one or more messages (tool results, then text).
@@ -181,6 +212,16 @@ class AnthropicMessages(Surface):
         if not wire.goes_out(turn):
             return None  # Anthropic combines the user turns that then stand together
         return {"role": "assistant", "content": wire.assistant_blocks(turn)}
+
+
+# What stands in for the message list while the rest of a body is parsed.
+_HOLE: Final = b'"\\u0000thinkseal: messages"'
+_HOLE_VALUE: Final = "\x00thinkseal: messages"
+
+
+def _read_element(raw: bytes, index: int) -> list[Message]:
+    """The messages the wire message whose bytes are ``raw`` imports as."""
+    return _read_message(json_of(raw), index)
 
 
 def _read_message(element: object, index: int) -> list[Message]:
@@ -236,6 +277,8 @@ SURFACES: dict[str, tuple[str, str]] = {
     "openai": ("_chat_surface", "ChatCompletions"),
     "gemini-openai": ("_chat_surface", "ChatCompletions"),
     "openai-responses": ("_responses_surface", "Responses"),
+    "bedrock": ("_bedrock_surface", "BedrockConverse"),
+    "ollama": ("_ollama_surface", "OllamaChat"),
 }
 
 

@@ -133,8 +133,10 @@ class _Plan:
         self.conversation = conversation
         self.turns: list[tuple[int, AssistantMessage, list[bytes]]] = []
         for i, message in enumerate(conversation):
-            if isinstance(message, AssistantMessage) and message.has_sealed_parts:
-                self.turns.append((i, message, _keys_of(message, account)))
+            if isinstance(message, AssistantMessage):
+                found = _keys_of(message, account)
+                if found is not None:
+                    self.turns.append((i, message, found))
         self.keys = sorted({k for _, _, ks in self.turns for k in ks})
 
     def decide(self, found: dict[bytes, Entry], checker: Checker) -> Attached:
@@ -166,11 +168,16 @@ class _Plan:
         return Attached(self.conversation, tuple(AttachedTurn(i, Recognition.UNKNOWN) for i, _, _ in self.turns))
 
 
-def _keys_of(turn: AssistantMessage, account: str | None) -> list[bytes]:
-    """The ledger keys of ``turn``'s sealed data under ``account``, computed once
-    per turn and account: a history re-sent with one more step is looked up
-    again, and its turns are the very same objects when the reader kept them."""
-    return cached(turn, f"ledger-keys:{account or ''}", lambda: keys(account, sealed_data(turn)))
+def _keys_of(turn: AssistantMessage, account: str | None) -> list[bytes] | None:
+    """The ledger keys of ``turn``'s sealed data under ``account`` (None: the
+    turn has no sealed parts), computed once per turn and account: a history
+    re-sent with one more step is looked up again, and its turns are the very
+    same objects when the reader kept them."""
+
+    def build() -> list[bytes] | None:
+        return keys(account, sealed_data(turn)) if turn.has_sealed_parts else None
+
+    return cached(turn, f"ledger-keys:{account or ''}", build)
 
 
 def _bound(turn: AssistantMessage, binding: Binding) -> AssistantMessage:
@@ -186,10 +193,10 @@ def _bound(turn: AssistantMessage, binding: Binding) -> AssistantMessage:
 
 
 def _recognise(turn: AssistantMessage, held: Sequence[Binding | str | None]) -> Recognition:
-    if all(b is None for b in held):
-        return Recognition.UNKNOWN
     first = held[0]
-    if not isinstance(first, Binding) or any(b != first for b in held):
+    if first is None and all(b is None for b in held):
+        return Recognition.UNKNOWN
+    if not isinstance(first, Binding) or any(b is not first and b != first for b in held):
         return Recognition.CHANGED  # some data unknown, a bad entry, or data of two turns
     if first.turn != turn.digest or first.version != FINGERPRINT_VERSION:
         return Recognition.CHANGED  # the turn was edited since it was recorded (or an old fingerprint)

@@ -13,10 +13,32 @@
 /// `text` is not such an object (or the member is absent or not an array).
 #[must_use]
 pub fn member_array_spans(text: &[u8], key: &str) -> Option<Vec<(usize, usize)>> {
+    member_array(text, key).map(|(_, spans)| spans)
+}
+
+/// The byte span of the array that is the member `key` of the top-level
+/// object of `text` (the first, should a key repeat), and the spans of its
+/// elements, as [`member_array_spans`].
+#[must_use]
+pub fn member_array(text: &[u8], key: &str) -> Option<(Span, Vec<Span>)> {
     match member(text, key, true)? {
-        Found::Elements(spans) => Some(spans),
+        Found::Elements(array, spans) => Some((array, spans)),
         Found::Value(_) => None,
     }
+}
+
+/// A 16-byte BLAKE3 digest of each span's bytes of `text`: what the gateway
+/// knows an element it read before by.
+#[must_use]
+pub fn span_digests(text: &[u8], spans: &[(usize, usize)]) -> Vec<[u8; 16]> {
+    spans
+        .iter()
+        .map(|&(start, end)| {
+            let mut out = [0u8; 16];
+            out.copy_from_slice(&blake3::hash(&text[start..end]).as_bytes()[..16]);
+            out
+        })
+        .collect()
 }
 
 /// The byte span of the value of the member `key` of the top-level object
@@ -25,12 +47,15 @@ pub fn member_array_spans(text: &[u8], key: &str) -> Option<Vec<(usize, usize)>>
 pub fn member_value_span(text: &[u8], key: &str) -> Option<(usize, usize)> {
     match member(text, key, false)? {
         Found::Value(span) => Some(span),
-        Found::Elements(_) => None,
+        Found::Elements(..) => None,
     }
 }
 
+/// A byte span `(start, end)` of a text.
+pub type Span = (usize, usize);
+
 enum Found {
-    Elements(Vec<(usize, usize)>),
+    Elements((usize, usize), Vec<(usize, usize)>),
     Value((usize, usize)),
 }
 
@@ -54,7 +79,9 @@ fn member(text: &[u8], key: &str, elements: bool) -> Option<Found> {
                 if scan.peek()? != b'[' {
                     return None;
                 }
-                found = Some(Found::Elements(scan.elements()?));
+                let start = scan.at;
+                let spans = scan.elements()?;
+                found = Some(Found::Elements((start, scan.at), spans));
             } else {
                 let start = scan.at;
                 scan.skip_value()?;
@@ -248,6 +275,17 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn the_array_span_holds_its_elements() {
+        let body = r#"{"a": [9], "messages" : [ 1 , {"b":[2]} ] , "z": 0}"#;
+        let ((start, end), spans) = member_array(body.as_bytes(), "messages").unwrap();
+        assert_eq!(&body[start..end], r#"[ 1 , {"b":[2]} ]"#);
+        assert_eq!(spans.len(), 2);
+        let digests = span_digests(body.as_bytes(), &spans);
+        assert_ne!(digests[0], digests[1]);
+        assert_eq!(digests[0], span_digests(b"1", &[(0, 1)])[0]);
     }
 
     #[test]

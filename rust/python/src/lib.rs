@@ -235,6 +235,31 @@ fn member_spans(py: Python<'_>, text: &[u8], key: &str) -> PyResult<Option<Vec<(
     })
 }
 
+/// The byte span of the top-level array member `key` of the JSON object
+/// `text`, its elements' spans and a 16-byte BLAKE3 digest of each element's
+/// bytes (hashed without the GIL), or `None`.
+#[pyfunction]
+fn member_elements<'py>(
+    py: Python<'py>,
+    text: &[u8],
+    key: &str,
+) -> PyResult<Option<ElementsOf<'py>>> {
+    guard(py, || {
+        let Some((array, spans)) = thinkseal_core::spans::member_array(text, key) else {
+            return Ok(None);
+        };
+        let digests = py.detach(|| thinkseal_core::spans::span_digests(text, &spans));
+        let digests = digests.iter().map(|d| PyBytes::new(py, d)).collect();
+        Ok(Some((array, spans, digests)))
+    })
+}
+
+type ElementsOf<'py> = (
+    (usize, usize),
+    Vec<(usize, usize)>,
+    Vec<Bound<'py, PyBytes>>,
+);
+
 /// The byte span of the value of the top-level member `key` of the JSON
 /// object `text`, or `None`.
 #[pyfunction]
@@ -267,5 +292,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ledger::ledger_check, m)?)?;
     m.add_function(wrap_pyfunction!(member_spans, m)?)?;
     m.add_function(wrap_pyfunction!(member_span, m)?)?;
+    m.add_function(wrap_pyfunction!(member_elements, m)?)?;
     Ok(())
 }
