@@ -37,7 +37,6 @@ import json
 import re
 from collections.abc import Mapping
 from typing import Any, Final
-from urllib.parse import quote
 
 from .._content import CacheBreakpoint, ContentPart
 from .._conversation import Conversation
@@ -47,7 +46,7 @@ from .._tool import Tool
 from ..interop._common import Obj, fail, items_of, json_value, made, native
 from ..providers._response import Node
 from ..providers.bedrock import _WIRE
-from ._surfaces import Incoming, Surface
+from ._surfaces import Incoming, ModelInPath
 
 __all__ = ["BedrockConverse", "import_converse"]
 
@@ -55,27 +54,14 @@ _PATH: Final = re.compile(r"/model/(?P<model>[^/]+)/(?P<action>converse|converse
 _PROVIDER: Final = "bedrock"
 
 
-class BedrockConverse(Surface):
+class BedrockConverse(ModelInPath):
     """``converse`` / ``converse-stream`` of ``bedrock``."""
 
     field = "messages"
-
-    def serves(self, path: str) -> bool:
-        return _PATH.fullmatch(path) is not None
-
-    def model_in_body(self) -> bool:
-        return False
-
-    def upstream_path(self, path: str, incoming: Incoming, model: str) -> str:
-        match = _PATH.fullmatch(path)
-        if match is None:
-            return path
-        return f"/model/{quote(model, safe='')}/{match['action']}"
+    path = _PATH
 
     def read(self, body: Mapping[str, Any], path: str) -> Incoming:
-        match = _PATH.fullmatch(path)
-        if match is None:
-            raise ValidationError(f"path: not a Converse path: {path!r}", path="path")
+        match = self.matched(path, "Converse")
         conversation, turns = import_converse(body)
         return Incoming(conversation, self.field, turns, match["model"], match["action"] == "converse-stream")
 

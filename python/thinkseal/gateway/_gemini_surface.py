@@ -24,7 +24,6 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
-from urllib.parse import quote
 
 from .._content import ContentPart
 from .._conversation import Conversation
@@ -35,7 +34,7 @@ from ..interop._common import made
 from ..providers._gemini import Wire, strict_model
 from ..providers._gemini_reply import Gathering, key, native
 from ..providers._response import Node
-from ._surfaces import Incoming, Surface
+from ._surfaces import Incoming, ModelInPath
 
 __all__ = ["GeminiGenerate"]
 
@@ -46,27 +45,14 @@ _PATH: Final = re.compile(
 )
 
 
-class GeminiGenerate(Surface):
+class GeminiGenerate(ModelInPath):
     """``generateContent`` / ``streamGenerateContent`` of ``gemini`` and ``vertex-gemini``."""
 
     field = "contents"
-
-    def serves(self, path: str) -> bool:
-        return _PATH.fullmatch(path) is not None
-
-    def model_in_body(self) -> bool:
-        return False
-
-    def upstream_path(self, path: str, incoming: Incoming, model: str) -> str:
-        match = _PATH.fullmatch(path)
-        if match is None:
-            return path
-        return f"{match['head']}{quote(model, safe='')}:{match['action']}"
+    path = _PATH
 
     def read(self, body: Mapping[str, Any], path: str) -> Incoming:
-        match = _PATH.fullmatch(path)
-        if match is None:
-            raise ValidationError(f"path: not a generateContent path: {path!r}", path="path")
+        match = self.matched(path, "generateContent")
         model = match["model"]
         conversation, turns = import_contents(body, self.adapter.id)
         return Incoming(conversation, self.field, turns, model, match["action"] == "streamGenerateContent")

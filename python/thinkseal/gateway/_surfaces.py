@@ -12,10 +12,12 @@ off, its unanswered calls dropped), and nothing else in the body changes.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from functools import partial
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, ClassVar, Final
+from urllib.parse import quote
 
 from .._conversation import Conversation
 from .._errors import ThinksealError, ValidationError
@@ -120,6 +122,33 @@ class Surface:
     def model_in_body(self) -> bool:
         """Whether the body names the model (the model map edits it there)."""
         return True
+
+
+class ModelInPath(Surface):
+    """A surface whose path names the model (so the route's model map edits
+    the path, not the body): ``path`` matches its paths, with a group ``model``."""
+
+    path: ClassVar[re.Pattern[str]]
+
+    def serves(self, path: str) -> bool:
+        return self.path.fullmatch(path) is not None
+
+    def model_in_body(self) -> bool:
+        return False
+
+    def upstream_path(self, path: str, incoming: Incoming, model: str) -> str:
+        match = self.path.fullmatch(path)
+        if match is None:
+            return path
+        start, end = match.span("model")
+        return path[:start] + quote(model, safe="") + path[end:]
+
+    def matched(self, path: str, what: str) -> re.Match[str]:
+        """``path``'s match (``ValidationError`` naming ``what`` the path is not)."""
+        match = self.path.fullmatch(path)
+        if match is None:
+            raise ValidationError(f"path: not a {what} path: {path!r}", path="path")
+        return match
 
 
 def _model(body: Mapping[str, Any]) -> str:
