@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import importlib.util
 import json
 import os
 import pstats
@@ -619,6 +620,13 @@ def litellm_available(path: str | None) -> str | None:
     return (done.stderr.strip().splitlines() or ["failed"])[-1]
 
 
+def server_kind() -> str:
+    """What uvicorn serves every proxy with (``auto``: its C parser and event loop when installed)."""
+    http = "httptools" if importlib.util.find_spec("httptools") else "h11"
+    loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+    return f"uvicorn, {http}, {loop}"
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     with suppress(OSError, AttributeError):
         os.sched_setaffinity(0, {CLIENT_CPU})
@@ -631,7 +639,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     largest = max(counts.values())
     why_not = litellm_available(args.litellm_path) if not args.no_litellm else "left out (--no-litellm)"
     servers: dict[str, Server] = {}
-    report: dict[str, Any] = {"quick": quick, "sizes": {}, "litellm": why_not or "measured"}
+    report: dict[str, Any] = {"quick": quick, "sizes": {}, "litellm": why_not or "measured", "server": server_kind()}
     upstream = Server("upstream")
     upstream.wait_ready(30)
     try:
@@ -712,7 +720,7 @@ def profile(upstream: Server, n: int, conv: Conversation, requests: int) -> dict
 
 
 def print_report(report: dict[str, Any]) -> None:
-    print(f"\nLiteLLM: {report['litellm']}")
+    print(f"\nLiteLLM: {report['litellm']}; every proxy served by {report['server']}")
     print("\n| size | body | proxy | p50 ms | p99 ms | added p50 ms | added p99 ms | TTFB p50 ms | added TTFB p50 ms "
           "| req/s @8 | server CPU | req per server CPU-s |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")

@@ -264,13 +264,41 @@ class OpenTail:
 
 class MessageLog:
     """An append-only list of messages shared by conversations derived by
-    appending; each conversation reads only its own prefix of it."""
+    appending; each conversation reads only its own prefix of it.
 
-    __slots__ = ("items", "lock")
+    ``chain_after(n)``: the chain over the first ``n`` messages' own digests
+    (from ``CHAIN_START``, as a store keeps it beside each row), remembered
+    for the longest prefix asked (``chained``, ``chain``), so a conversation
+    checked against its store again after k new messages hashes only those."""
+
+    __slots__ = ("chain", "chained", "items", "lock")
 
     def __init__(self, items: list[Message]) -> None:
         self.items = items
         self.lock = allocate_lock()
+        self.chained = 0
+        self.chain = CHAIN_START
+
+    def chain_after(self, n: int) -> bytes:
+        chained, chain = self.chained, self.chain  # one pair: another thread may move it on meanwhile
+        if n < chained:
+            chained, chain = 0, CHAIN_START
+        if n == chained:
+            return chain
+        new = self.items[chained:n]
+        ensure_digests(new)
+        chain = _core.chain(chain, b"".join([m.digest for m in new]))[-32:]
+        with self.lock:
+            if n > self.chained:
+                self.chained, self.chain = n, chain
+        return chain
+
+    def know_chain(self, n: int, chain: bytes) -> None:
+        """Remember ``chain`` as the chain after the first ``n`` messages, as a
+        store checked it row by row when it read them."""
+        with self.lock:
+            if n > self.chained:
+                self.chained, self.chain = n, chain
 
 
 # A conversation's replay caches: per target origin, a store and how many of

@@ -153,6 +153,43 @@ def test_refresh_reads_only_the_new_rows(store: Any, backend: Any) -> None:
     assert reasons == ["kept"] * 3 + ["unpaired-tool-call"]  # the newest call is not answered yet
 
 
+class _ChainSteps:
+    """Stands in for thinkseal._core where the store's chain is computed,
+    counting the chain steps asked of it."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.steps = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+    def chain(self, start: bytes, digests: bytes) -> bytes:
+        self.steps += len(digests) // 32
+        return self.real.chain(start, digests)
+
+
+@pytest.mark.parametrize("length", [40, 400])
+def test_refresh_after_k_new_rows_chains_only_those(store: Any, length: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from thinkseal import _replay  # noqa: PLC0415
+    from thinkseal.store import _codec  # noqa: PLC0415
+
+    sid = store.create(Conversation([UserMessage(f"m{i}") for i in range(length)]))
+    held = store.load(sid)
+    counting = _ChainSteps(_codec._core)
+    monkeypatch.setattr(_codec, "_core", counting)
+    monkeypatch.setattr(_replay, "_core", counting)
+    for step in range(3):  # held, then what refresh gave, each checked against the store in O(new rows)
+        store.append(sid, [UserMessage(f"new {step}a"), UserMessage(f"new {step}b")], expected_length=len(held))
+        counting.steps = 0
+        refreshed = store.refresh(sid, held)
+        assert len(refreshed) == len(held) + 2
+        assert counting.steps <= 2, f"{counting.steps} chain steps for 2 new rows after {len(held)}"
+        held = refreshed
+    monkeypatch.undo()
+    assert held == store.load(sid)
+
+
 def test_refresh_of_a_conversation_that_is_not_a_prefix_loads_whole(store: Any) -> None:
     sid = store.create(Conversation([UserMessage("a"), UserMessage("b")]))
     stranger = Conversation([UserMessage("x"), UserMessage("y")])

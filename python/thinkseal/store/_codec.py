@@ -604,12 +604,9 @@ def context_changed(conversation: Conversation, stored: ContextRow | None) -> bo
 
 def chain_of(conversation: Conversation, length: int) -> bytes:
     """The chain value after the first ``length`` messages of ``conversation``
-    (digests are cached on the messages, so this is one native call)."""
-    if length == 0:
-        return CHAIN_START
-    prefix = conversation.messages[:length]
-    ensure_digests(prefix)
-    return _core.chain(CHAIN_START, b"".join([m.digest for m in prefix]))[-32:]
+    (remembered on its message storage: asked again after an append, it
+    hashes only the new messages)."""
+    return conversation._log.chain_after(length)
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -756,7 +753,10 @@ def build(session_id: str, head: Head, slices: Iterable[Sequence[MessageRow]]) -
     tools, response_format, ok = decode_context(session_id, head.context, check=current)
     bad_context = () if ok or head.context is None else (head.context.version,)
     integrity = Integrity(session_id, head.length, bad, bad_context, not consistent, head.version)
-    return Conversation(messages, tools, response_format), integrity
+    conversation = Conversation(messages, tools, response_format)
+    if current and consistent and not bad:  # every row checked against its chain value: known
+        conversation._log.know_chain(head.length, head.chain)
+    return conversation, integrity
 
 
 def extend(
@@ -779,9 +779,11 @@ def extend(
             return None
         chain_before = first[0].chain
         rows = itertools.chain([first[1:]], rows)
-    head_checks(session_id, head)
-    new, _ = decode_messages(session_id, rows, chain_before)
+    current, consistent = head_checks(session_id, head)
+    new, bad = decode_messages(session_id, rows, chain_before, check=current)
     conversation = held.append(*new) if new else held
+    if current and consistent and not bad:  # the new rows checked against their chain values
+        conversation._log.know_chain(head.length, head.chain)
     if context_changed(conversation, head.context):
         tools, response_format, _ = decode_context(session_id, head.context)
         conversation = conversation.with_tools(tools).with_response_format(response_format)
