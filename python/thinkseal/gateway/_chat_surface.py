@@ -24,14 +24,17 @@ streams NDJSON by default.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
+from .._conversation import Conversation
 from .._errors import ThinksealError, ValidationError
 from .._messages import AssistantMessage, Message
 from ..providers import Provider
 from ..providers._chat import PATH as CHAT_PATH
 from ..providers._chat import ChatProvider, goes_out
-from ._surfaces import Incoming, Surface, _model, _stream
+from ._read_cache import ReadCache
+from ._surfaces import Elements, Incoming, Surface, _model, _stream, document_of, json_of, split_body
 
 # Stands in for an assistant message while the other messages are imported;
 # the adapter's reading of the message replaces it.
@@ -59,6 +62,7 @@ class ChatCompletions(Surface):
     def __init__(self, adapter: Provider) -> None:
         super().__init__(adapter)
         self.path = _path_of(adapter)
+        self._read: ReadCache[Message] = ReadCache()  # each wire message read
 
     def serves(self, path: str) -> bool:
         return path == self.path
@@ -88,6 +92,37 @@ class ChatCompletions(Surface):
                 imported[k] = message
             conversation = conversation.with_messages(imported)
         return Incoming(conversation, self.field, turns, _model(body), _stream(body))
+
+    def read_body(self, raw: bytes, path: str) -> Incoming:
+        """``read``, with each wire message read once (as the Messages API
+        surface does): only the messages not read from the same bytes before
+        are parsed and read; the rest of the body is parsed without them."""
+        from ..interop.openai import import_chat  # noqa: PLC0415
+
+        split = split_body(raw, self.field)
+        if split is None:
+            return self.read(document_of(raw), path)
+        body, elements = split
+        context = import_chat([], tools=body.get("tools"), response_format=body.get("response_format"))
+        out: list[Message] = []
+        turns: dict[int, int] = {}
+        for k in range(len(elements)):
+            message = self._read.get(elements.digest(k), partial(self._element, elements, k))
+            if isinstance(message, AssistantMessage):
+                turns[k] = k  # one wire message is one conversation message
+            out.append(message)
+        conversation = Conversation(out, context.tools, context.response_format)
+        return Incoming(conversation, self.field, turns, _model(body), _stream(body))
+
+    def _element(self, elements: Elements, index: int) -> Message:
+        """Wire message ``index``, read as ``read`` reads it."""
+        from ..interop._common import Obj  # noqa: PLC0415
+        from ..interop.openai import _chat_message  # noqa: PLC0415
+
+        element = json_of(elements.raw(index))
+        if isinstance(element, Mapping) and element.get("role") == "assistant":
+            return self.assistant(element, index)
+        return _chat_message(Obj(element, f"messages[{index}]"))
 
     def assistant(self, element: Mapping[str, Any], index: int) -> AssistantMessage:
         """Wire message ``index``, an assistant message, as the adapter reads

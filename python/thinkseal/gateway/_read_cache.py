@@ -9,31 +9,34 @@ they keep are then reused by the replay decision."""
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
-from typing import Final
+from collections.abc import Callable
+from typing import Final, Generic, TypeVar
 
 from .._messages import Message
 
 DEFAULT_SIZE: Final[int] = 65_536  # wire messages
 
+T = TypeVar("T")
 
-class ReadCache:
-    """Messages read from wire-message bytes (a read that fails is not kept)."""
+
+class ReadCache(Generic[T]):
+    """What was read from wire-message bytes (the messages, and what a surface
+    checks across messages); a read that fails is not kept."""
 
     def __init__(self, size: int = DEFAULT_SIZE) -> None:
         self.size = size
-        self._entries: OrderedDict[bytes, tuple[Message, ...]] = OrderedDict()
+        self._entries: OrderedDict[bytes, T] = OrderedDict()
         self._values: OrderedDict[Message, Message] = OrderedDict()
         self.reads = 0  # how many wire messages were read (not found): counted work, for the tests
 
-    def get(self, key: bytes, read: Callable[[], Sequence[Message]]) -> tuple[Message, ...]:
+    def get(self, key: bytes, read: Callable[[], T]) -> T:
         """What ``read()`` gave for the bytes whose digest is ``key``."""
         found = self._entries.get(key)
         if found is not None:
             self._entries.move_to_end(key)
             return found
         self.reads += 1
-        found = tuple(read())
+        found = read()
         self._entries[key] = found
         if len(self._entries) > self.size:
             self._entries.popitem(last=False)

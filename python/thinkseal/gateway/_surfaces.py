@@ -48,6 +48,46 @@ def document_of(raw: bytes) -> dict[str, Any]:
     return value
 
 
+class Elements:
+    """The elements of a body's list: ``digest(i)``, a digest of element
+    ``i``'s exact bytes (known without copying them), and ``raw(i)``, the
+    bytes (sliced when asked: for an element read for the first time)."""
+
+    __slots__ = ("_digests", "_raw", "_spans")
+
+    def __init__(self, raw: bytes, spans: list[tuple[int, int]], digests: list[bytes]) -> None:
+        self._raw = raw
+        self._spans = spans
+        self._digests = digests
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+    def digest(self, i: int) -> bytes:
+        return self._digests[i]
+
+    def raw(self, i: int) -> bytes:
+        start, end = self._spans[i]
+        return self._raw[start:end]
+
+
+def split_body(raw: bytes, field: str) -> tuple[dict[str, Any], Elements] | None:
+    """The body ``raw`` without its list ``field`` (the rest parsed, the list's
+    place held), and that list's elements; None when the body is to be read
+    whole: no such list, or a body naming ``field`` twice (read as ``json``
+    reads it). ``BodyError`` when the rest is no JSON object."""
+    from .. import _core  # noqa: PLC0415
+
+    found = _core.member_elements(raw, field)
+    if found is None:
+        return None
+    (start, end), spans, digests = found
+    body = document_of(raw[:start] + _HOLE + raw[end:])
+    if body.get(field) != _HOLE_VALUE:
+        return None
+    return body, Elements(raw, spans, digests)
+
+
 class Incoming:
     """A request body as the gateway reads it: the ``conversation``, the
     wire element (in the body's list ``field``) of each assistant turn by its
@@ -176,7 +216,7 @@ class AnthropicMessages(Surface):
 
     def __init__(self, adapter: Provider) -> None:
         super().__init__(adapter)
-        self._read = ReadCache()
+        self._read: ReadCache[tuple[Message, ...]] = ReadCache()
 
     def read(self, body: Mapping[str, Any], path: str) -> Incoming:
         from ..interop.anthropic import import_messages  # noqa: PLC0415
@@ -199,23 +239,19 @@ class AnthropicMessages(Surface):
         the new ones are parsed and read. The rest of the body (system prompt,
         tools, options) is parsed on its own, without the messages; a body that
         names ``messages`` twice is read whole, as ``json`` reads it."""
-        from .. import _core  # noqa: PLC0415
         from ..interop.anthropic import import_messages  # noqa: PLC0415
 
-        found = _core.member_elements(raw, "messages")
-        if found is None:
+        split = split_body(raw, self.field)
+        if split is None:
             return self.read(document_of(raw), path)
-        (start, end), spans, digests = found
-        body = document_of(raw[:start] + _HOLE + raw[end:])
-        if body.get("messages") != _HOLE_VALUE:
-            return self.read(document_of(raw), path)
+        body, elements = split
         context = import_messages(
             [], system=body.get("system"), tools=body.get("tools"), output_config=body.get("output_config")
         )
         out: list[Message] = [self._read.same(m) for m in context.messages]
         turns: dict[int, int] = {}
-        for k, ((first, last), digest) in enumerate(zip(spans, digests, strict=True)):
-            read = self._read.get(digest, partial(_read_element, raw[first:last], k))
+        for k in range(len(elements)):
+            read = self._read.get(elements.digest(k), partial(_read_element, elements, k))
             if len(read) == 1 and isinstance(read[0], AssistantMessage):
                 turns[len(out)] = k
             out.extend(read)
@@ -248,9 +284,9 @@ _HOLE: Final = b'"\\u0000thinkseal: messages"'
 _HOLE_VALUE: Final = "\x00thinkseal: messages"
 
 
-def _read_element(raw: bytes, index: int) -> list[Message]:
-    """The messages the wire message whose bytes are ``raw`` imports as."""
-    return _read_message(json_of(raw), index)
+def _read_element(elements: Elements, index: int) -> tuple[Message, ...]:
+    """The messages wire message ``index`` of ``elements`` imports as."""
+    return tuple(_read_message(json_of(elements.raw(index)), index))
 
 
 def _read_message(element: object, index: int) -> list[Message]:
