@@ -17,6 +17,7 @@ from .._messages import Message
 DEFAULT_SIZE: Final[int] = 65_536  # wire messages
 
 T = TypeVar("T")
+_MISSING = object()  # what a read may give (None) is kept too
 
 
 class ReadCache(Generic[T]):
@@ -31,10 +32,10 @@ class ReadCache(Generic[T]):
 
     def get(self, key: bytes, read: Callable[[], T]) -> T:
         """What ``read()`` gave for the bytes whose digest is ``key``."""
-        found = self._entries.get(key)
-        if found is not None:
+        found = self._entries.get(key, _MISSING)
+        if found is not _MISSING:
             self._entries.move_to_end(key)
-            return found
+            return found  # type: ignore[return-value]
         self.reads += 1
         found = read()
         self._entries[key] = found

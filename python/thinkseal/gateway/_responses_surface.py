@@ -19,13 +19,17 @@ thinkseal does not model pass through.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
+from .._conversation import Conversation
 from .._errors import ValidationError
-from .._messages import AssistantMessage
+from .._messages import AssistantMessage, Message
+from ..providers import Provider
 from ..providers.openai_responses import PATH, assistant_items
 from ._edit import Splice
-from ._surfaces import Incoming, Surface, _model, _stream
+from ._read_cache import ReadCache
+from ._surfaces import Elements, Incoming, Surface, _model, _stream, document_of, json_of, split_body
 
 _SPEAKERS = ("system", "developer", "user")
 
@@ -40,10 +44,38 @@ def _assistant_side(item: object) -> bool:
     return not (kind == "message" and item.get("role") in _SPEAKERS)
 
 
+def _item(elements: Elements, index: int) -> Message | None:
+    """Item ``index`` as a message of its own, or None for an item of an assistant turn."""
+    from ..interop.openai import import_responses  # noqa: PLC0415
+
+    value = json_of(elements.raw(index))
+    if _assistant_side(value):
+        return None
+    messages = import_responses([value]).messages
+    if len(messages) != 1:
+        raise ValidationError(f"input[{index}]: could not be mapped onto the conversation", path=f"input[{index}]")
+    return messages[0]
+
+
+def _turn(elements: Elements, start: int, end: int) -> AssistantMessage:
+    """The assistant turn items ``start..end`` make."""
+    from ..interop.openai import import_responses  # noqa: PLC0415
+
+    messages = import_responses([json_of(elements.raw(j)) for j in range(start, end)]).messages
+    if len(messages) != 1 or not isinstance(messages[0], AssistantMessage):
+        raise ValidationError(f"input[{start}]: could not be mapped onto the conversation", path=f"input[{start}]")
+    return messages[0]
+
+
 class Responses(Surface):
     """``POST <route>/responses``."""
 
     field = "input"
+
+    def __init__(self, adapter: Provider) -> None:
+        super().__init__(adapter)
+        self._items: ReadCache[Message | None] = ReadCache()  # an item's message (None: part of a turn)
+        self._turns: ReadCache[AssistantMessage] = ReadCache()  # a turn, by its items' digests
 
     def serves(self, path: str) -> bool:
         return path == PATH
@@ -82,6 +114,47 @@ class Responses(Surface):
             index += 1
         if index != len(conversation) or any(not isinstance(conversation[i], AssistantMessage) for i in turns):
             raise ValidationError("input: could not be mapped onto the conversation", path="input")
+        return Incoming(conversation, self.field, turns, _model(body), _stream(body), lengths)
+
+    def read_body(self, raw: bytes, path: str) -> Incoming:
+        """``read``, with each item read once: an item that is no part of an
+        assistant turn is kept under the digest of its bytes, an assistant
+        turn under the digests of its run of items, so a history re-sent with
+        one more step reads only its new items. A body this cannot read as
+        ``read`` would is read whole (and refused as ``read`` refuses it)."""
+        from ..interop.openai import import_responses  # noqa: PLC0415
+
+        split = split_body(raw, self.field)
+        if split is None:  # among others, an input that is a string
+            return self.read(document_of(raw), path)
+        body, elements = split
+        if body.get("previous_response_id") is not None:
+            return self.read(body, path)  # refused there, with its reason
+        try:
+            context = import_responses(
+                [], instructions=body.get("instructions"), tools=body.get("tools"), text=body.get("text")
+            )
+            out: list[Message] = [self._items.same(m) for m in context.messages]
+            turns: dict[int, int] = {}
+            lengths: dict[int, int] = {}
+            k = 0
+            while k < len(elements):
+                start = k
+                item = self._items.get(elements.digest(k), partial(_item, elements, k))
+                if item is not None:  # a message of its own
+                    out.append(item)
+                    k += 1
+                    continue
+                while k < len(elements) and self._items.get(elements.digest(k), partial(_item, elements, k)) is None:
+                    k += 1
+                run = b"".join(elements.digest(j) for j in range(start, k))
+                turns[len(out)] = start
+                if k - start > 1:
+                    lengths[len(out)] = k - start
+                out.append(self._turns.get(run, partial(_turn, elements, start, k)))
+            conversation = Conversation(out, context.tools, context.response_format)
+        except ValidationError:
+            return self.read(document_of(raw), path)  # the error as a whole read names it
         return Incoming(conversation, self.field, turns, _model(body), _stream(body), lengths)
 
     def turn_wire(self, turn: AssistantMessage) -> object | None:
