@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any, Final
 
 from .._content import ContentPart
@@ -31,10 +32,12 @@ from .._errors import ThinksealError, ValidationError
 from .._messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
 from .._tool import Tool
 from ..interop._common import made
+from ..providers import Provider
 from ..providers._gemini import Wire, strict_model
 from ..providers._gemini_reply import Gathering, key, native
 from ..providers._response import Node
-from ._surfaces import Incoming, ModelInPath
+from ._read_cache import ReadCache
+from ._surfaces import BodyError, Elements, Incoming, ModelInPath, document_of, json_of, split_body
 
 __all__ = ["GeminiGenerate"]
 
@@ -51,11 +54,59 @@ class GeminiGenerate(ModelInPath):
     field = "contents"
     path = _PATH
 
+    def __init__(self, adapter: Provider) -> None:
+        super().__init__(adapter)
+        self._read: ReadCache[tuple[Message, ...]] = ReadCache()
+
     def read(self, body: Mapping[str, Any], path: str) -> Incoming:
         match = self.matched(path, "generateContent")
         model = match["model"]
         conversation, turns = import_contents(body, self.adapter.id)
         return Incoming(conversation, self.field, turns, model, match["action"] == "streamGenerateContent")
+
+    def read_body(self, raw: bytes, path: str) -> Incoming:
+        """``read``, with each content read once: a content is kept under the
+        digest of its bytes and of the model content before it (a user
+        content's function responses answer that turn's calls), so a history
+        re-sent with one more step reads only its new contents. A body this
+        cannot read so is read whole (and refused as ``read`` refuses it)."""
+        split = split_body(raw, self.field)
+        if split is None:
+            return self.read(document_of(raw), path)
+        body, elements = split
+        match = self.matched(path, "generateContent")
+        try:
+            context, _ = import_contents({**body, "contents": []}, self.adapter.id)
+            messages: list[Message] = [self._read.same(m) for m in context.messages]
+            turns: dict[int, int] = {}
+            after = b""  # the digest of the last model content
+            last: AssistantMessage | None = None
+            for i in range(len(elements)):
+                digest = elements.digest(i)
+                read = self._read.get(digest + after, partial(self._content, elements, i, last))
+                if len(read) == 1 and isinstance(read[0], AssistantMessage):
+                    turns[len(messages)] = i
+                    last, after = read[0], digest
+                messages.extend(read)
+            conversation = Conversation(messages, context.tools, context.response_format)
+        except BodyError:
+            raise
+        except ThinksealError:
+            return self.read(document_of(raw), path)  # the error as a whole read names it
+        return Incoming(conversation, self.field, turns, match["model"], match["action"] == "streamGenerateContent")
+
+    def _content(self, elements: Elements, index: int, last: AssistantMessage | None) -> tuple[Message, ...]:
+        """Content ``index``: its model turn, or the messages of a user content."""
+        content = json_of(elements.raw(index))
+        where = f"contents[{index}]"
+        if not isinstance(content, Mapping):
+            raise ValidationError(f"{where}: expected an object", path=where)
+        role = content.get("role")
+        if role == "model":
+            return (_model(content, self.adapter.id, where),)
+        if role in ("user", "function", None):
+            return tuple(_user(content, self.adapter.id, where, last))
+        raise ValidationError(f"{where}.role: expected 'user' or 'model', got {role!r}", path=f"{where}.role")
 
     def turn_wire(self, turn: AssistantMessage) -> object | None:
         return self.turn_wire_to(turn, None)

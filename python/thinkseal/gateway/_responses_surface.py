@@ -23,13 +23,13 @@ from functools import partial
 from typing import Any
 
 from .._conversation import Conversation
-from .._errors import ValidationError
+from .._errors import ThinksealError, ValidationError
 from .._messages import AssistantMessage, Message
 from ..providers import Provider
 from ..providers.openai_responses import PATH, assistant_items
 from ._edit import Splice
 from ._read_cache import ReadCache
-from ._surfaces import Elements, Incoming, Surface, _model, _stream, document_of, json_of, split_body
+from ._surfaces import BodyError, Elements, Incoming, Surface, _model, _stream, document_of, json_of, split_body
 
 _SPEAKERS = ("system", "developer", "user")
 
@@ -153,7 +153,9 @@ class Responses(Surface):
                     lengths[len(out)] = k - start
                 out.append(self._turns.get(run, partial(_turn, elements, start, k)))
             conversation = Conversation(out, context.tools, context.response_format)
-        except ValidationError:
+        except BodyError:
+            raise
+        except ThinksealError:
             return self.read(document_of(raw), path)  # the error as a whole read names it
         return Incoming(conversation, self.field, turns, _model(body), _stream(body), lengths)
 
