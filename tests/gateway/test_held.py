@@ -159,3 +159,12 @@ def test_a_held_decision_never_outlives_what_it_rested_on(change: str) -> None:
     after = decide(gw, raw)
     same(after, decide(fresh, raw))
     assert after.unsealed > 0
+
+
+def test_a_session_holds_one_conversation_however_many_steps_it_took() -> None:
+    gw = gateway_with(history(12))
+    bodies = [wire(history(steps)) for steps in range(4, 13)]
+    for raw in bodies:
+        decide(gw, raw)
+    held = gw._held["/anthropic"]
+    assert len(held) <= 2  # the last conversation, by its end and by its last turn

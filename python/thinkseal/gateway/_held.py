@@ -30,7 +30,7 @@ class HeldConversations:
     def resume(self, conversation: Conversation) -> Conversation:
         """``conversation``, made from the longest held conversation whose last
         message it holds at the same place (with that one's tools and response
-        format), so its replay decisions are reused; and held in turn."""
+        format), so its replay decisions are reused; and held in its place."""
         items = conversation.messages
         resumed = conversation
         for length in range(len(items), 0, -1):
@@ -38,17 +38,29 @@ class HeldConversations:
             if base is None:
                 continue
             if base.tools == conversation.tools and base.response_format == conversation.response_format:
-                self._held.move_to_end((length, id(items[length - 1])))
                 resumed = base.with_messages(items)
+                self._forget(base)  # the session has moved on: one conversation held per session
             break
-        # Held by its end and by its last assistant turn: the next request adds to
-        # it, or sends what follows that turn differently (a retried prompt).
-        for length in (len(items), _through_last_turn(items)):
-            if length > 0:
-                self._held[(length, id(items[length - 1]))] = resumed
+        for key in _keys(items):
+            self._held[key] = resumed
         while len(self._held) > self.size:
             self._held.popitem(last=False)
         return resumed
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def _forget(self, conversation: Conversation) -> None:
+        for key in _keys(conversation.messages):
+            if self._held.get(key) is conversation:
+                del self._held[key]
+
+
+def _keys(items: Sequence[Message]) -> list[tuple[int, int]]:
+    """Where a conversation is held: by its end and by its last assistant turn
+    (the next request adds to it, or sends what follows that turn differently:
+    a retried prompt)."""
+    return [(length, id(items[length - 1])) for length in {len(items), _through_last_turn(items)} if length > 0]
 
 
 def _through_last_turn(items: Sequence[Message]) -> int:
