@@ -1,28 +1,38 @@
-"""thinkseal side by side with its peers, at n = 100, 1,000 and 15,000 messages
+"""thinkseal side by side with its peers, at n = 1,000, 3,000 and 15,000 messages
 (Anthropic tool loop, ~1.7 KB per message, one process, min of several rounds):
 
 - stateless: stored JSON -> loaded, checked, body bytes (thinkseal, pydantic-ai, LiteLLM),
   and the full request path: on through thinkseal's ``Client`` and pydantic-ai's
   ``AnthropicModel.request`` to an in-process transport that answers;
+- stores (``benches._stateless``): ``load`` + ``prepare`` -> body bytes from
+  SQLite, PostgreSQL and Redis (those whose server is reachable), and
+  ``refresh`` + ``prepare`` after another writer appended 2 messages;
 - steady state: append a step, then the body ready to send (its shared chunks
   and length, ``req.content_length``), per unchanged message; and the same with
   the body joined into one ``bytes`` (``req.content``);
 - forks: two siblings of one prepared conversation, per sibling (body ready);
 - cold all-prefix fingerprint of non-ASCII text against a pure-Python chain;
-- memory: what a replay decision keeps per message, and the wire caches per wire byte.
+- memory: what a replay decision keeps per message, and the wire caches per wire byte;
+- the issue-22 targets, each against its goal, in one table.
 
-Prints the markdown table of docs/performance.md and writes docs/performance-peers.png.
-Run: python -m benches.compare   (pip install -e '.[bench]' for the peers and matplotlib)
+Prints the markdown tables of docs/performance.md and writes docs/performance-peers.png.
+Run: python -m benches.compare [--sizes 1000,3000] [--quick] [--json PATH] [--no-plot]
+(pip install -e '.[bench]' for the peers and matplotlib; THINKSEAL_TEST_POSTGRES /
+THINKSEAL_TEST_REDIS name the PostgreSQL and Redis servers, left out when unset
+or unreachable). ``--quick``: n = 1,000 and 3,000, fewer rounds.
 """
 
 from __future__ import annotations
 
+import argparse
 import gc
+import json
+import math
 import pickle
 import sys
-import time
 import tracemalloc
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -42,32 +52,35 @@ from thinkseal import (
 from thinkseal.providers import PROVIDER_IDS
 from thinkseal.testing import emulator, respond
 
-from . import _peers
+from . import _peers, _stateless
+from ._stateless import best
 from ._workload import PAD, bound_history, fresh_copies, history, message, python_chain
 
-SIZES = (100, 1_000, 15_000)
-STEP_ROUNDS = 21
+SIZES = (1_000, 3_000, 15_000)
+QUICK_SIZES = (1_000, 3_000)
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 T = TypeVar("T")
 
 
-def best(run: Callable[[], Any], rounds: int, setup: Callable[[], None] | None = None) -> float:
-    times = []
-    for _ in range(rounds):
-        if setup is not None:
-            setup()
-        gc.collect()
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
+@dataclass(frozen=True)
+class Rounds:
+    """Timed rounds (the minimum is kept): of a whole-history path at n <= 1,000
+    and above, of a step (steady state, forks, refresh), of the cold fingerprint."""
+
+    small: int = 21
+    large: int = 5
+    step: int = 21
+    cold: int = 9
+
+    def whole(self, n: int) -> int:
+        return self.small if n <= 1_000 else self.large
 
 
-def rounds_for(n: int) -> int:
-    return 21 if n <= 1_000 else 5
+FULL = Rounds()
+QUICK = Rounds(small=7, large=3, step=9, cold=5)
 
 
-def stateless(n: int) -> dict[str, float]:
+def stateless(n: int, rounds: Rounds = FULL) -> dict[str, float]:
     """us per message, stored JSON -> body bytes (and, for the ``full`` paths,
     on through each library's client to an in-process transport)."""
     conv = Conversation(bound_history(n, _peers.ORIGIN))
@@ -83,14 +96,14 @@ def stateless(n: int) -> dict[str, float]:
         paths["pydantic-ai full"] = _peers.pydantic_ai_full(stored, received)
     if have["litellm"]:
         paths["litellm"] = _peers.litellm_stateless(_peers.litellm_stored(conv))
-    out = {name: best(run, rounds_for(n)) / n * 1e6 for name, run in paths.items()}
+    out = {name: best(run, rounds.whole(n)) / n * 1e6 for name, run in paths.items()}
     # Every full path sent the whole history: each body at least ~1 KB a message.
     assert received.sizes
     assert min(received.sizes) > n * 1_000, received.sizes
     return out
 
 
-def steady_and_forks(n: int) -> tuple[float, float, float, float]:
+def steady_and_forks(n: int, rounds: Rounds = FULL) -> tuple[float, float, float, float]:
     """(us per unchanged message for one appended step + the body ready to send,
     us for that step, us for it with the body joined, us per fork sibling)."""
     adapter = provider("anthropic")
@@ -112,8 +125,8 @@ def steady_and_forks(n: int) -> tuple[float, float, float, float]:
     for _ in range(3):  # the first steps after loading still extend the wire caches
         step(False)
     # Steps are cheap at every n: 21 rounds each, so the minimum is not one noisy step.
-    one = best(lambda: step(False), STEP_ROUNDS)
-    one_joined = best(lambda: step(True), STEP_ROUNDS)
+    one = best(lambda: step(False), rounds.step)
+    one_joined = best(lambda: step(True), rounds.step)
     base = state["conv"]
 
     def forks() -> None:
@@ -121,7 +134,7 @@ def steady_and_forks(n: int) -> tuple[float, float, float, float]:
             sibling = base.append(UserMessage(f"sibling {k} {next(counter)}"))
             _ = adapter.prepare(sibling, model=_peers.ORIGIN.model, max_tokens=1024).content_length
 
-    fork = best(forks, STEP_ROUNDS) / 2
+    fork = best(forks, rounds.step) / 2
     return one / n * 1e6, one * 1e6, one_joined * 1e6, fork * 1e6
 
 
@@ -141,7 +154,7 @@ def non_ascii(i: int) -> Message:
     return ToolMessage(f"résultat {i}: {NON_ASCII * 3}", f"call_{i - 1}")
 
 
-def cold_fingerprint(n: int = 2_100) -> dict[str, float]:
+def cold_fingerprint(n: int = 2_100, rounds: int = 9) -> dict[str, float]:
     """us per message, all-prefix chain of fresh non-ASCII messages."""
     msgs = [non_ascii(i) for i in range(n)]
     out: dict[str, float] = {}
@@ -160,7 +173,7 @@ def cold_fingerprint(n: int = 2_100) -> dict[str, float]:
         def run(chain: Callable[[list[Message]], bytes] = chain) -> bytes:
             return chain(box["m"])
 
-        out[name] = best(run, 9, setup=fresh) / n * 1e6
+        out[name] = best(run, rounds, setup=fresh) / n * 1e6
     return out
 
 
@@ -240,7 +253,7 @@ def plot(results: dict[int, dict[str, float]]) -> Path:
     fig, ax = plt.subplots(figsize=(6.4, 4))
     names = sorted({name for row in results.values() for name in row})
     for name in names:
-        xs = [n for n in SIZES if name in results[n]]
+        xs = [n for n in results if name in results[n]]
         ax.plot(xs, [results[n][name] for n in xs], marker="o", label=name)
     ax.set_xscale("log")
     top = max(v for row in results.values() for v in row.values())
@@ -256,12 +269,150 @@ def plot(results: dict[int, dict[str, float]]) -> Path:
     return path
 
 
-def main() -> None:
-    have = _peers.available()
-    for name, ok in have.items():
-        if not ok:
-            print(f"({name} is not installed: its column is left out; pip install -e '.[bench]')")
-    results = {n: stateless(n) for n in SIZES}
+def issue22(sizes: tuple[int, ...], rounds: Rounds, cold_n: int = 2_100) -> dict[str, Any]:
+    """The figures issue 22's targets are read from (µs unless named otherwise),
+    and the targets (``targets``)."""
+    figures: dict[str, Any] = {
+        "sizes": list(sizes),
+        "rounds": asdict(rounds),
+        "peers": _peers.available(),
+        "stateless_us_per_msg": {n: stateless(n, rounds) for n in sizes},
+        "store": _stateless.store_rows(sizes, rounds.whole, rounds.step),
+        "steady": {},
+    }
+    for n in sizes:
+        per, one, joined, fork = steady_and_forks(n, rounds)
+        figures["steady"][n] = {
+            "us_per_unchanged_msg": per,
+            "step_us": one,
+            "step_joined_us": joined,
+            "fork_sibling_us": fork,
+            "fork_us_per_unchanged_msg": fork / n,
+        }
+    figures["cold_fingerprint_messages"] = cold_n
+    figures["cold_fingerprint_us_per_msg"] = cold_fingerprint(cold_n, rounds.cold)
+    figures["targets"] = issue22_targets(figures)
+    return figures
+
+
+def run(sizes: tuple[int, ...], rounds: Rounds) -> dict[str, Any]:
+    """Every figure, in one run: issue 22's, memory and the wire caches."""
+    figures = issue22(sizes, rounds)
+    per_message, ratio = memory()
+    figures["memory"] = {"decision_bytes_per_msg": per_message, "wire_cache_per_wire_byte": ratio}
+    figures["wire_caches"] = wire_cache_shapes()
+    return figures
+
+
+# -- issue 22 -------------------------------------------------------------------------------
+
+
+def _verdict(met: dict[int, bool]) -> str:
+    """met / not met over the sizes measured (``met at ... only`` when some are)."""
+    if not met:
+        return "n/a"
+    if all(met.values()):
+        return "met"
+    if any(met.values()):
+        return "met at " + ", ".join(f"{n:,}" for n, ok in met.items() if ok) + " only"
+    return "not met"
+
+
+def issue22_targets(figures: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 22's targets: for each, the goal, the figure per size (``value``:
+    the ratio, % or µs compared with the goal; ``cell``: it with what it came
+    from) and whether it is met (at every size measured)."""
+    sizes: list[int] = figures["sizes"]
+    stateless_figures = figures["stateless_us_per_msg"]
+    store = figures["store"]
+    steady = figures["steady"]
+    nan = float("nan")
+    rows: list[dict[str, Any]] = []
+
+    def row(path: str, goal: str, cells: dict[Any, tuple[float, str]], bound: float, verdict: str = "") -> None:
+        """``bound``: the goal's figure, a floor when positive, a ceiling (its negation) when negative."""
+        met = {n: (v >= bound if bound > 0 else v <= -bound) for n, (v, _) in cells.items() if not math.isnan(v)}
+        rows.append(
+            {
+                "path": path,
+                "goal": goal,
+                "value": {n: v for n, (v, _) in cells.items()},
+                "cell": {n: text for n, (_, text) in cells.items()},
+                "met": verdict or _verdict(met),
+            }
+        )
+
+    def lean(n: int) -> float:
+        return float(stateless_figures[n].get("pydantic-ai", nan))
+
+    def against_lean(t: float, n: int) -> tuple[float, str]:
+        return lean(n) / t, f"{lean(n) / t:.2f}x ({t:.2f} vs {lean(n):.2f} µs/msg)"
+
+    by_size = store["by_size"]
+    for backend in store["backends"]:
+        cells = {n: against_lean(by_size[n][backend]["load_prepare_us_per_msg"], n) for n in sizes}
+        label = _stateless.LABELS[backend]
+        row(f"store `load` + `prepare` → body bytes, {label}", ">= 10x pydantic-ai lean", cells, 10)
+    for backend in store["backends"]:
+        cells = {}
+        for n in sizes:
+            f = by_size[n][backend]
+            cells[n] = (
+                f["refresh_pct"],
+                f"{f['refresh_pct']:.2f} % ({f['refresh_prepare_us']:,.0f} µs vs {f['load_prepare_us'] / 1e3:,.1f} ms;"
+                f" body joined {f['refresh_joined_pct']:.1f} %)",
+            )
+        label = _stateless.LABELS[backend]
+        row(f"`refresh` + `prepare` after 2 new turns, {label}", "<= 2 % of a full load + prepare", cells, -2)
+    cells = {n: against_lean(stateless_figures[n]["thinkseal"], n) for n in sizes}
+    row("`from_json` + `prepare` → body bytes", ">= 5x pydantic-ai lean", cells, 5)
+    cold = figures["cold_fingerprint_us_per_msg"]
+    for threads, goal in ((1, 2.0), (2, 3.0)):
+        t = cold[f"thinkseal-{threads}"]
+        ratio = cold["python"] / t
+        row(
+            f"cold fingerprint, {threads} thread{'s' if threads > 1 else ''} "
+            f"({figures['cold_fingerprint_messages']:,} fresh non-ASCII messages)",
+            f">= {goal:.0f}x the Python chain",
+            {"all": (ratio, f"{ratio:.2f}x ({t:.2f} vs {cold['python']:.2f} µs/msg)")},
+            goal,
+        )
+    cells = {}
+    for n in sizes:
+        full = float(stateless_figures[n].get("pydantic-ai full", nan))
+        per = steady[n]["us_per_unchanged_msg"]
+        cells[n] = (full / per, f"{full / per:,.0f}x ({full:.2f} / {per:.4f} µs per msg)")
+    row("steady state in process vs pydantic-ai's full request path", ">= 150x", cells, 150)
+    cells = {}
+    for n, f in steady.items():
+        per = f["fork_us_per_unchanged_msg"]
+        cells[n] = (per, f"{per:.4f} µs ({f['fork_sibling_us']:,.0f} µs/sibling)")
+    fork = cells.get(15_000)
+    verdict = ("met" if fork[0] <= 0.05 else "not met") if fork else "n/a (15,000 not run)"
+    row("a fork (sibling continuation), µs per unchanged message", "<= 0.05 µs at 15,000", cells, -0.05, verdict)
+    row("stored fragments", "<= 1.2x the wire bytes they replace", {}, -1.2, "not built: no figure")
+    return rows
+
+
+def print_targets(figures: dict[str, Any]) -> None:
+    sizes: list[int] = figures["sizes"]
+    left_out = figures["store"]["left_out"]
+    print("\n### issue 22 targets")
+    if left_out:
+        print("backends left out: " + "; ".join(f"{_stateless.LABELS[b]} ({why})" for b, why in left_out.items()))
+    if not figures["peers"].get("pydantic-ai"):
+        print("(pydantic-ai is not installed: the ratios against it are nan)")
+    print("\n| path | goal | " + " | ".join(f"n = {n:,}" for n in sizes) + " | met? |")
+    print("|---|---|" + "---|" * len(sizes) + "---|")
+    for target in figures["targets"]:
+        cells = target["cell"]
+        # The cold fingerprint is one figure ("all"), not one per size.
+        shown = [cells["all"]] + [""] * (len(sizes) - 1) if "all" in cells else [cells.get(n, "—") for n in sizes]
+        print(f"| {target['path']} | {target['goal']} | " + " | ".join(shown) + f" | {target['met']} |")
+
+
+def print_tables(figures: dict[str, Any]) -> None:
+    results = figures["stateless_us_per_msg"]
     print("\n| n | thinkseal µs/msg | pydantic-ai µs/msg | LiteLLM µs/msg | vs pydantic-ai | vs LiteLLM |")
     print("|---|---|---|---|---|---|")
     for n, row in results.items():
@@ -276,29 +427,86 @@ def main() -> None:
     for n, row in results.items():
         t, pa = row["thinkseal full"], row.get("pydantic-ai full")
         print(f"| {n:,} | {t:.2f} | {pa or float('nan'):.2f} | {(pa or 0) / t:.2f}x |")
+    store = figures["store"]
+    print(
+        "\n| n | backend | load + prepare µs/msg | load + prepare ms | refresh + prepare (2 new) µs "
+        "| … of which refresh µs | … body joined µs | refresh % of load |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for n, by_backend in store["by_size"].items():
+        for backend, f in by_backend.items():
+            print(
+                f"| {n:,} | {_stateless.LABELS[backend]} | {f['load_prepare_us_per_msg']:.2f} "
+                f"| {f['load_prepare_us'] / 1e3:,.1f} | {f['refresh_prepare_us']:,.0f} | {f['refresh_alone_us']:,.0f} "
+                f"| {f['refresh_prepare_joined_us']:,.0f} | {f['refresh_pct']:.2f} % |"
+            )
     print("\n| n | steady state µs per unchanged msg | one step µs | one step, body joined µs | one fork sibling µs |")
     print("|---|---|---|---|---|")
-    for n in SIZES:
-        per, one, joined, fork = steady_and_forks(n)
-        print(f"| {n:,} | {per:.4f} | {one:.0f} | {joined:.0f} | {fork:.0f} |")
-    cold = cold_fingerprint()
+    for n, f in figures["steady"].items():
+        print(
+            f"| {n:,} | {f['us_per_unchanged_msg']:.4f} | {f['step_us']:.0f} | {f['step_joined_us']:.0f} "
+            f"| {f['fork_sibling_us']:.0f} |"
+        )
+    cold = figures["cold_fingerprint_us_per_msg"]
     py = cold["python"]
-    print("\ncold all-prefix fingerprint, non-ASCII, 2,100 fresh messages (µs/msg):")
+    fresh = figures["cold_fingerprint_messages"]
+    print(f"\ncold all-prefix fingerprint, non-ASCII, {fresh:,} fresh messages (µs/msg):")
     print(
         f"python {py:.2f}; thinkseal 1 thread {cold['thinkseal-1']:.2f} ({py / cold['thinkseal-1']:.2f}x), "
         f"2 threads {cold['thinkseal-2']:.2f} ({py / cold['thinkseal-2']:.2f}x)"
     )
-    per_message, ratio = memory()
-    print(f"\nmemory: {per_message:.0f} B per decided message beyond its digest; wire caches {ratio:.2f}x wire bytes")
+    if "memory" not in figures:
+        print_targets(figures)
+        return
+    mem = figures["memory"]
+    print(
+        f"\nmemory: {mem['decision_bytes_per_msg']:.0f} B per decided message beyond its digest; "
+        f"wire caches {mem['wire_cache_per_wire_byte']:.2f}x wire bytes"
+    )
     print("\n| wire caches / wire bytes, 300 messages | joined | alone | parallel |")
     print("|---|---|---|---|")
-    for pid, row in wire_cache_shapes().items():
+    for pid, row in figures["wire_caches"].items():
         print(f"| {pid} | {row['joined']:.2f}x | {row['alone']:.2f}x | {row['parallel']:.2f}x |")
+    print_targets(figures)
+
+
+def sizes_arg(text: str) -> tuple[int, ...]:
     try:
-        print(f"\nplot: {plot(results)}")
-    except ImportError:
-        print("\n(matplotlib is not installed: no plot)")
+        sizes = tuple(int(part.replace("_", "")) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a comma-separated list of message counts: {text!r}") from None
+    if not sizes or min(sizes) < 10:
+        raise argparse.ArgumentTypeError("sizes are message counts of at least 10")
+    return sizes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0], allow_abbrev=False)
+    parser.add_argument("--sizes", type=sizes_arg, help="comma-separated message counts (default 1000,3000,15000)")
+    parser.add_argument("--quick", action="store_true", help="n = 1,000 and 3,000 (unless --sizes), fewer rounds")
+    parser.add_argument("--json", help="write every figure to this path")
+    parser.add_argument(
+        "--no-plot", dest="plot", action="store_false", help="leave docs/performance-peers.png as it is"
+    )
+    args = parser.parse_args(argv)
+    sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
+    rounds = QUICK if args.quick else FULL
+    for name, ok in _peers.available().items():
+        if not ok:
+            print(f"({name} is not installed: its column is left out; pip install -e '.[bench]')")
+    print(f"sizes {', '.join(f'{n:,}' for n in sizes)}; rounds {asdict(rounds)} (min of rounds)")
+    figures = run(tuple(sizes), rounds)
+    print_tables(figures)
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2, ensure_ascii=False, default=str) + "\n")
+        print(f"\nfigures: {args.json}")
+    if args.plot:
+        try:
+            print(f"\nplot: {plot(figures['stateless_us_per_msg'])}")
+        except ImportError:
+            print("\n(matplotlib is not installed: no plot)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

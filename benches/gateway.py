@@ -292,9 +292,12 @@ def floor_app(upstream: str, prefix: str = PREFIX) -> Callable[..., Awaitable[No
 # -- the gateway ----------------------------------------------------------------------------------
 
 
-def gateway_app(upstream: str) -> Gateway:
+def gateway_app(upstream: str, read_cache_mib: int | None = None) -> Gateway:
 
-    return app(Config([Route(PREFIX, "anthropic", upstream, api_key=KEY)], ledger="memory"))
+    route = Route(PREFIX, "anthropic", upstream, api_key=KEY)
+    if read_cache_mib is None:
+        return app(Config([route], ledger="memory"))
+    return app(Config([route], ledger="memory", read_cache_mib=read_cache_mib))
 
 
 async def preload(gateway: Gateway, conv: Conversation) -> int:
@@ -342,7 +345,13 @@ def _litellm_config(upstream: str, directory: str) -> str:
 
 
 def serve(
-    kind: str, port: int, upstream: str, record_messages: int, profile: str | None, litellm_path: str | None
+    kind: str,
+    port: int,
+    upstream: str,
+    record_messages: int,
+    profile: str | None,
+    litellm_path: str | None,
+    read_cache_mib: int | None = None,
 ) -> None:
     """The body of a server subprocess (``--serve KIND``)."""
     with suppress(OSError, AttributeError):
@@ -359,7 +368,7 @@ def serve(
         if kind == "floor":
             app: Any = floor_app(upstream)
         elif kind == "gateway":
-            app = gateway_app(upstream)
+            app = gateway_app(upstream, read_cache_mib)
             await preload(app, conversation(record_messages))
         elif kind == "litellm":
             if litellm_path:
@@ -403,6 +412,8 @@ class Server:
             argv += ["--profile-path", options["profile"]]
         if options.get("litellm_path"):
             argv += ["--litellm-path", options["litellm_path"]]
+        if options.get("read_cache_mib") is not None:
+            argv += ["--read-cache-mib", str(options["read_cache_mib"])]
         env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"}
         self.log = tempfile.NamedTemporaryFile(prefix=f"bench-{kind}-", suffix=".log", delete=False)  # noqa: SIM115
         self.process = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
@@ -640,11 +651,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     why_not = litellm_available(args.litellm_path) if not args.no_litellm else "left out (--no-litellm)"
     servers: dict[str, Server] = {}
     report: dict[str, Any] = {"quick": quick, "sizes": {}, "litellm": why_not or "measured", "server": server_kind()}
+    report["read_cache_mib"] = args.read_cache_mib
     upstream = Server("upstream")
     upstream.wait_ready(30)
     try:
         servers["floor"] = Server("floor", upstream.url)
-        servers["gateway"] = Server("gateway", upstream.url, largest)
+        servers["gateway"] = Server("gateway", upstream.url, largest, read_cache_mib=args.read_cache_mib)
         if why_not is None:
             servers["litellm"] = Server("litellm", upstream.url, litellm_path=args.litellm_path)
         convs = {label: conversation(n) for label, n in counts.items()}
@@ -745,7 +757,11 @@ def print_report(report: dict[str, Any]) -> None:
         vs_ll = f"{gw / ll:.1f}x" if ll else "-"
         print(f"  {label}: {gw / thr['floor']['per_core_rps']:.2f}x of the floor; {vs_ll} LiteLLM")
     s = report["soak"]
-    print(f"\nsoak: {s['requests']} requests at 100k in {s['seconds']:.0f} s ({s['rps']:.0f} req/s); RSS MiB:")
+    cache = report.get("read_cache_mib")
+    print(
+        f"\nsoak: {s['requests']} requests at 100k in {s['seconds']:.0f} s ({s['rps']:.0f} req/s), "
+        f"read cache {'default' if cache is None else f'{cache} MiB'}; RSS MiB:"
+    )
     print("  " + ", ".join(f"{n}: {r / 2**20:.1f}" for n, r in s["rss"]))
     print(f"  growth after the first checkpoint: {s['rss_growth_after_first_checkpoint'] / 2**20:.1f} MiB")
     if "profile" in report:
@@ -766,6 +782,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-profile", dest="profile", action="store_false")
     parser.add_argument("--no-litellm", action="store_true")
     parser.add_argument("--litellm-path", default=os.environ.get("BENCH_LITELLM_PATH"))
+    parser.add_argument(
+        "--read-cache-mib", type=int, help="the gateway's read_cache_mib (default: its own default, 64)"
+    )
     # The server subprocesses' own arguments.
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
@@ -774,7 +793,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile-path", dest="profile_path", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
-        serve(args.serve, args.port, args.upstream, args.record_messages, args.profile_path, args.litellm_path)
+        serve(
+            args.serve,
+            args.port,
+            args.upstream,
+            args.record_messages,
+            args.profile_path,
+            args.litellm_path,
+            args.read_cache_mib,
+        )
         return 0
     started = time.perf_counter()
     report = run(args)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import thinkseal
+from thinkseal.gateway import Config
 from thinkseal.gateway._surfaces import BodyError, surface_of
 
 SYSTEM = [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}]
@@ -106,3 +107,32 @@ def test_a_body_that_is_no_json_object_is_refused_even_where_it_was_read_before(
     surface.read_body(b'{"model":"m","messages":[{"role":"user","content":"a"}]}', "/v1/messages")  # cached
     with pytest.raises(BodyError):
         surface.read_body(raw, "/v1/messages")
+
+
+def test_the_cache_keeps_what_it_read_for_its_budget_of_wire_bytes_only() -> None:
+    raw = json.dumps(body(40)).encode()
+    surface = surface_of(thinkseal.provider("anthropic"), cache_bytes=len(raw) // 4)
+    read(surface, body(40))
+    assert surface._read.bytes <= len(raw) // 4
+    assert 0 < len(surface._read) < 81  # the oldest let go
+    read(surface, body(40))
+    assert surface._read.reads > 81  # read again: what was let go is read anew, and equal to a fresh read
+    fresh = surface_of(thinkseal.provider("anthropic")).read(json.loads(raw), "/v1/messages")
+    assert surface.read_body(raw, "/v1/messages").conversation == fresh.conversation
+
+
+def test_a_cache_of_no_bytes_keeps_nothing() -> None:
+    surface = surface_of(thinkseal.provider("anthropic"), cache_bytes=0)
+    read(surface, body(3))
+    read(surface, body(3))
+    assert len(surface._read) == 0
+    assert surface._read.reads == 2 * 7
+
+
+@pytest.mark.parametrize("value", [-1, 1.5, True, "64", 1 << 21])
+def test_a_bad_read_cache_size_is_a_configuration_error_naming_it(value: object) -> None:
+    route = {"prefix": "/a", "provider": "anthropic", "upstream": "http://127.0.0.1:9"}
+    with pytest.raises(thinkseal.ValidationError) as caught:
+        Config.of({"gateway": {"read_cache_mib": value}, "routes": [route]})
+    assert caught.value.path == "gateway.read_cache_mib"
+    assert Config.of({"gateway": {"read_cache_mib": 8}, "routes": [route]}).read_cache_bytes == 8 * 2**20

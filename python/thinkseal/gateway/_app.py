@@ -132,7 +132,7 @@ class Gateway:
         for route in config.routes:
             from ..providers import provider  # noqa: PLC0415
 
-            self._surfaces[route.prefix] = surface_of(provider(route.provider))
+            self._surfaces[route.prefix] = surface_of(provider(route.provider), config.read_cache_bytes)
             self._held[route.prefix] = HeldConversations()
 
     # -- lifecycle -------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from .._messages import AssistantMessage, Message
 from ..providers import Provider
 from ..providers._chat import PATH as CHAT_PATH
 from ..providers._chat import ChatProvider, goes_out
-from ._read_cache import ReadCache
+from ._read_cache import DEFAULT_BYTES, ReadCache
 from ._surfaces import Elements, Incoming, Surface, _model, _stream, document_of, json_of, split_body
 
 # Stands in for an assistant message while the other messages are imported;
@@ -59,10 +59,10 @@ class ChatCompletions(Surface):
 
     field = "messages"
 
-    def __init__(self, adapter: Provider) -> None:
-        super().__init__(adapter)
+    def __init__(self, adapter: Provider, cache_bytes: int = DEFAULT_BYTES) -> None:
+        super().__init__(adapter, cache_bytes)
         self.path = _path_of(adapter)
-        self._read: ReadCache[Message] = ReadCache()  # each wire message read
+        self._read: ReadCache[Message] = ReadCache(cache_bytes)  # each wire message read
 
     def serves(self, path: str) -> bool:
         return path == self.path
@@ -107,7 +107,7 @@ class ChatCompletions(Surface):
         out: list[Message] = []
         turns: dict[int, int] = {}
         for k in range(len(elements)):
-            message = self._read.get(elements.digest(k), partial(self._element, elements, k))
+            message = self._read.get(elements.digest(k), partial(self._element, elements, k), elements.size(k))
             if isinstance(message, AssistantMessage):
                 turns[k] = k  # one wire message is one conversation message
             out.append(message)

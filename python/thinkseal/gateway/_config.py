@@ -39,6 +39,8 @@ _PREFIX: Final = re.compile(r"(/[A-Za-z0-9._~-]+)+")
 # from the same credential without configuration; set account_key_env to keep
 # accounts unlinkable across deployments.
 DEFAULT_ACCOUNT_KEY: Final[bytes] = b"thinkseal gateway account v1"
+# The wire bytes each route's surface keeps what it read for (gateway/_read_cache.py).
+DEFAULT_READ_CACHE_MIB: Final[int] = 64
 
 
 def _fail(path: str, message: str) -> ValidationError:
@@ -203,6 +205,7 @@ class Config:
         "ledger_namespace",
         "ledger_secret",
         "max_body",
+        "read_cache_bytes",
         "recover",
         "routes",
         "timeout",
@@ -222,6 +225,7 @@ class Config:
         account_key: bytes = DEFAULT_ACCOUNT_KEY,
         max_body: int | None = None,
         timeout: float = 600.0,
+        read_cache_mib: int = DEFAULT_READ_CACHE_MIB,
     ) -> None:
         if not routes:
             raise _fail("routes", "at least one route is needed")
@@ -240,6 +244,7 @@ class Config:
         self.account_key = account_key
         self.max_body = limits().max_body if max_body is None else max_body
         self.timeout = timeout
+        self.read_cache_bytes = read_cache_mib * 2**20
 
     @classmethod
     def of(cls, document: object) -> Config:
@@ -263,6 +268,9 @@ class Config:
         recover = gateway.get("recover", True)
         if not isinstance(recover, bool):
             raise _fail("gateway.recover", "expected true or false")
+        read_cache = gateway.get("read_cache_mib", DEFAULT_READ_CACHE_MIB)
+        if not isinstance(read_cache, int) or isinstance(read_cache, bool) or not 0 <= read_cache <= 1 << 20:
+            raise _fail("gateway.read_cache_mib", "expected a number of MiB from 0 to 1048576")
         return cls(
             [Route.of(r, f"routes[{i}]") for i, r in enumerate(routes)],
             ledger=_string(gateway.get("ledger", "memory"), "gateway.ledger"),
@@ -274,6 +282,7 @@ class Config:
             account_key=DEFAULT_ACCOUNT_KEY if account_key is None else account_key.encode(),
             max_body=max_body,
             timeout=float(timeout),
+            read_cache_mib=read_cache,
         )
 
     def route_of(self, path: str) -> tuple[Route, str] | None:

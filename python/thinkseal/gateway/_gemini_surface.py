@@ -36,7 +36,7 @@ from ..providers import Provider
 from ..providers._gemini import Wire, strict_model
 from ..providers._gemini_reply import Gathering, key, native
 from ..providers._response import Node
-from ._read_cache import ReadCache
+from ._read_cache import DEFAULT_BYTES, ReadCache
 from ._surfaces import BodyError, Elements, Incoming, ModelInPath, document_of, json_of, split_body
 
 __all__ = ["GeminiGenerate"]
@@ -54,9 +54,9 @@ class GeminiGenerate(ModelInPath):
     field = "contents"
     path = _PATH
 
-    def __init__(self, adapter: Provider) -> None:
-        super().__init__(adapter)
-        self._read: ReadCache[tuple[Message, ...]] = ReadCache()
+    def __init__(self, adapter: Provider, cache_bytes: int = DEFAULT_BYTES) -> None:
+        super().__init__(adapter, cache_bytes)
+        self._read: ReadCache[tuple[Message, ...]] = ReadCache(cache_bytes)
 
     def read(self, body: Mapping[str, Any], path: str) -> Incoming:
         match = self.matched(path, "generateContent")
@@ -83,7 +83,7 @@ class GeminiGenerate(ModelInPath):
             last: AssistantMessage | None = None
             for i in range(len(elements)):
                 digest = elements.digest(i)
-                read = self._read.get(digest + after, partial(self._content, elements, i, last))
+                read = self._read.get(digest + after, partial(self._content, elements, i, last), elements.size(i))
                 if len(read) == 1 and isinstance(read[0], AssistantMessage):
                     turns[len(messages)] = i
                     last, after = read[0], digest

@@ -28,7 +28,7 @@ from .._messages import AssistantMessage, Message
 from ..providers import Provider
 from ..providers.openai_responses import PATH, assistant_items
 from ._edit import Splice
-from ._read_cache import ReadCache
+from ._read_cache import DEFAULT_BYTES, ReadCache
 from ._surfaces import BodyError, Elements, Incoming, Surface, _model, _stream, document_of, json_of, split_body
 
 _SPEAKERS = ("system", "developer", "user")
@@ -72,10 +72,11 @@ class Responses(Surface):
 
     field = "input"
 
-    def __init__(self, adapter: Provider) -> None:
-        super().__init__(adapter)
-        self._items: ReadCache[Message | None] = ReadCache()  # an item's message (None: part of a turn)
-        self._turns: ReadCache[AssistantMessage] = ReadCache()  # a turn, by its items' digests
+    def __init__(self, adapter: Provider, cache_bytes: int = DEFAULT_BYTES) -> None:
+        super().__init__(adapter, cache_bytes)
+        # An item's message (None: part of a turn), and a turn by its items' digests: half the budget each.
+        self._items: ReadCache[Message | None] = ReadCache(cache_bytes // 2)
+        self._turns: ReadCache[AssistantMessage] = ReadCache(cache_bytes // 2)
 
     def serves(self, path: str) -> bool:
         return path == PATH
@@ -140,24 +141,28 @@ class Responses(Surface):
             k = 0
             while k < len(elements):
                 start = k
-                item = self._items.get(elements.digest(k), partial(_item, elements, k))
+                item = self._item(elements, k)
                 if item is not None:  # a message of its own
                     out.append(item)
                     k += 1
                     continue
-                while k < len(elements) and self._items.get(elements.digest(k), partial(_item, elements, k)) is None:
+                while k < len(elements) and self._item(elements, k) is None:
                     k += 1
                 run = b"".join(elements.digest(j) for j in range(start, k))
                 turns[len(out)] = start
                 if k - start > 1:
                     lengths[len(out)] = k - start
-                out.append(self._turns.get(run, partial(_turn, elements, start, k)))
+                size = sum(elements.size(j) for j in range(start, k))
+                out.append(self._turns.get(run, partial(_turn, elements, start, k), size))
             conversation = Conversation(out, context.tools, context.response_format)
         except BodyError:
             raise
         except ThinksealError:
             return self.read(document_of(raw), path)  # the error as a whole read names it
         return Incoming(conversation, self.field, turns, _model(body), _stream(body), lengths)
+
+    def _item(self, elements: Elements, index: int) -> Message | None:
+        return self._items.get(elements.digest(index), partial(_item, elements, index), elements.size(index))
 
     def turn_wire(self, turn: AssistantMessage) -> object | None:
         # An unsealed turn has no reasoning blocks, hence no recorded item ids: the

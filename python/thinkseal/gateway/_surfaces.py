@@ -22,7 +22,7 @@ from urllib.parse import quote
 from .._conversation import Conversation
 from .._errors import ThinksealError, ValidationError
 from .._messages import AssistantMessage, Message
-from ._read_cache import ReadCache
+from ._read_cache import DEFAULT_BYTES, ReadCache
 
 if TYPE_CHECKING:
     from ..providers import Provider
@@ -69,6 +69,10 @@ class Elements:
     def raw(self, i: int) -> bytes:
         start, end = self._spans[i]
         return self._raw[start:end]
+
+    def size(self, i: int) -> int:
+        start, end = self._spans[i]
+        return end - start
 
 
 def split_body(raw: bytes, field: str) -> tuple[dict[str, Any], Elements] | None:
@@ -120,7 +124,9 @@ class Surface:
 
     field: ClassVar[str]
 
-    def __init__(self, adapter: Provider) -> None:
+    def __init__(self, adapter: Provider, cache_bytes: int = DEFAULT_BYTES) -> None:
+        """``cache_bytes``: the wire bytes a surface that reads each wire message
+        once keeps what it read for (``gateway.read_cache_mib``)."""
         self.adapter = adapter
 
     def serves(self, path: str) -> bool:
@@ -214,9 +220,9 @@ class AnthropicMessages(Surface):
     def serves(self, path: str) -> bool:
         return path == "/v1/messages"
 
-    def __init__(self, adapter: Provider) -> None:
-        super().__init__(adapter)
-        self._read: ReadCache[tuple[Message, ...]] = ReadCache()
+    def __init__(self, adapter: Provider, cache_bytes: int = DEFAULT_BYTES) -> None:
+        super().__init__(adapter, cache_bytes)
+        self._read: ReadCache[tuple[Message, ...]] = ReadCache(cache_bytes)
 
     def read(self, body: Mapping[str, Any], path: str) -> Incoming:
         from ..interop.anthropic import import_messages  # noqa: PLC0415
@@ -251,7 +257,7 @@ class AnthropicMessages(Surface):
         out: list[Message] = [self._read.same(m) for m in context.messages]
         turns: dict[int, int] = {}
         for k in range(len(elements)):
-            read = self._read.get(elements.digest(k), partial(_read_element, elements, k))
+            read = self._read.get(elements.digest(k), partial(_read_element, elements, k), elements.size(k))
             if len(read) == 1 and isinstance(read[0], AssistantMessage):
                 turns[len(out)] = k
             out.extend(read)
@@ -347,7 +353,7 @@ SURFACES: dict[str, tuple[str, str]] = {
 }
 
 
-def surface_of(adapter: Provider) -> Surface:
+def surface_of(adapter: Provider, cache_bytes: int = DEFAULT_BYTES) -> Surface:
     found = SURFACES.get(adapter.id)
     if found is None:
         raise ValidationError(
@@ -356,4 +362,4 @@ def surface_of(adapter: Provider) -> Surface:
         )
     module, name = found
     kind: type[Surface] = getattr(import_module(f"{__package__}.{module}"), name)
-    return kind(adapter)
+    return kind(adapter, cache_bytes)

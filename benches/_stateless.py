@@ -1,0 +1,304 @@
+"""Issue 22's stateless-worker rows, for ``benches.compare``: a worker that
+holds nothing loads the session from a store and builds the Anthropic request
+body; a worker that holds the conversation brings it up to date after another
+worker appended turns (``store.refresh``) and builds the body again.
+
+Per backend whose server is reachable (SQLite on a temp file always;
+PostgreSQL and Redis where THINKSEAL_TEST_POSTGRES / THINKSEAL_TEST_REDIS name
+a server), on the workload of ``benches._workload`` (bound Anthropic tool loop):
+
+- ``load`` + ``prepare`` -> body bytes (``req.content``), µs per message;
+- ``refresh`` + ``prepare`` after another store object (another writer) appended
+  2 messages (a user turn and a bound assistant turn) to the session, the body
+  ready to send (``req.content_length``: the shared chunks, not joined) and
+  joined (``req.content``), against that full ``load`` + ``prepare``; and the
+  ``refresh`` alone (the fastest of the body-ready steps' refreshes).
+
+``python -m benches._stateless [--n 3000]`` prints where the time of a cold
+request goes: a timing split (read, ``prepare``, the join) and a cProfile (top
+15 by cumulative time) of SQLite ``load`` + ``prepare`` and of ``from_json`` +
+``prepare``."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import gc
+import io
+import os
+import pstats
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from thinkseal import AssistantMessage, Conversation, ThinkingBlock, UserMessage, provider
+from thinkseal.store import PostgresStore, RedisStore, SQLiteStore, Store
+from thinkseal.testing import respond
+
+from . import _peers
+from ._workload import bound_history
+
+BACKENDS = ("sqlite", "postgres", "redis")
+LABELS = {"sqlite": "SQLite", "postgres": "PostgreSQL", "redis": "Redis"}
+VARIABLES = {"postgres": "THINKSEAL_TEST_POSTGRES", "redis": "THINKSEAL_TEST_REDIS"}
+NEW_TURNS = 2  # messages another writer appends before each refresh
+WARM_STEPS = 3  # refreshes before timing: the first ones after a load still extend the wire caches
+# A full collection before each round (outside the timing). With the peers imported it
+# costs about 0.25 s here; the smoke test (benches/test_bench_stateless.py) turns it off.
+COLLECT = True
+
+
+def best(run: Callable[[], Any], rounds: int, setup: Callable[[], None] | None = None) -> float:
+    """Seconds, the minimum over ``rounds`` (a ``gc.collect()`` before each, outside the timing)."""
+    times = []
+    for _ in range(rounds):
+        if setup is not None:
+            setup()
+        if COLLECT:
+            gc.collect()
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+class Backend:
+    """Store objects of one backend over one fresh namespace (a temp file, a
+    PostgreSQL schema, a Redis key prefix): ``store()`` opens another one, as
+    another worker would; ``close()`` deletes what was written."""
+
+    def __init__(self, name: str, make: Callable[[], Store]) -> None:
+        self.name = name
+        self._make = make
+        self._opened: list[Store] = []
+        self.schema: str | None = None
+
+    def store(self) -> Store:
+        made = self._make()
+        self._opened.append(made)
+        return made
+
+    def close(self) -> None:
+        if self._opened:
+            first = self._opened[0]
+            with contextlib.suppress(Exception):
+                for session_id in first.list_sessions():
+                    first.delete(session_id)
+                if isinstance(first, PostgresStore) and self.schema:
+                    with first._connection() as conn:
+                        conn.execute(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE')
+        for made in self._opened:
+            made.close()
+        self._opened.clear()
+
+
+def _backend(name: str, directory: Path) -> Backend:
+    namespace = f"bench{uuid.uuid4().hex[:12]}"
+    if name == "sqlite":
+        path = directory / "stateless.db"
+        return Backend(name, lambda: SQLiteStore(path))
+    url = os.environ.get(VARIABLES[name])
+    if not url:
+        raise LookupError(f"{VARIABLES[name]} is not set")
+    if name == "postgres":
+        backend = Backend(name, lambda: PostgresStore(url, schema=namespace, connect_timeout=5))
+        backend.schema = namespace
+        return backend
+    return Backend(name, lambda: RedisStore(url, prefix=namespace, socket_connect_timeout=5))
+
+
+@contextlib.contextmanager
+def reachable(names: tuple[str, ...] = BACKENDS) -> Iterator[tuple[list[Backend], dict[str, str]]]:
+    """The backends whose server answers, and for the others why they were left out."""
+    left_out: dict[str, str] = {}
+    backends: list[Backend] = []
+    with tempfile.TemporaryDirectory(prefix="thinkseal-bench-") as directory:
+        try:
+            for name in names:
+                try:
+                    backend = _backend(name, Path(directory))
+                    backends.append(backend)
+                    backend.store().list_sessions()  # connects (and creates the tables)
+                except Exception as err:
+                    if backends and backends[-1].name == name:
+                        backends.pop().close()
+                    left_out[name] = str(err).splitlines()[0][:120] if isinstance(err, LookupError) else repr(err)[:120]
+            yield backends, left_out
+        finally:
+            for backend in backends:
+                backend.close()
+
+
+def next_turns(conv: Conversation, i: int) -> Conversation:
+    """``conv`` with a user turn and a bound assistant turn appended."""
+    return respond(
+        conv.append(UserMessage(f"next {i}")),
+        _peers.ORIGIN,
+        AssistantMessage(f"ok {i}", [], [ThinkingBlock.Text(f"thinking {i}", f"sig{i}")]),
+    )
+
+
+def measure(backend: Backend, n: int, rounds: int, step_rounds: int) -> dict[str, float]:
+    """One backend at ``n`` messages (times in µs): ``load`` + ``prepare`` -> body
+    bytes, and ``refresh`` + ``prepare`` after ``NEW_TURNS`` messages appended by
+    another store object, the body ready and joined; and the refresh as a %
+    of the full load + prepare."""
+    reader, writer = backend.store(), backend.store()
+    adapter = provider("anthropic")
+    model = _peers.ORIGIN.model
+    stored = Conversation(bound_history(n, _peers.ORIGIN))
+    session_id = writer.create(stored)
+    try:
+
+        def full() -> bytes:
+            return adapter.prepare(reader.load(session_id), model=model, max_tokens=1024).content
+
+        assert len(full()) > n * 1_000  # warm, and the whole history went out
+        load_prepare = best(full, rounds)
+
+        held = reader.load(session_id)
+        _ = adapter.prepare(held, model=model, max_tokens=1024).content_length  # the conversation a worker holds
+        state: dict[str, Any] = {"held": held, "stored": stored, "i": 0}
+
+        def write() -> None:  # another worker's turn: 2 messages appended to the store
+            state["i"] += 1
+            before = len(state["stored"])
+            state["stored"] = next_turns(state["stored"], state["i"])
+            writer.append(session_id, state["stored"][before:], expected_length=before)
+
+        refreshes: list[float] = []  # the refresh alone, within each timed body-ready step
+
+        def step(joined: bool) -> int:
+            start = time.perf_counter()
+            conv = reader.refresh(session_id, state["held"])
+            refreshes.append(time.perf_counter() - start)
+            req = adapter.prepare(conv, model=model, max_tokens=1024)
+            state["held"] = conv
+            return len(req.content) if joined else req.content_length
+
+        for _ in range(WARM_STEPS):
+            write()
+            step(False)
+        refreshes.clear()
+        ready = best(lambda: step(False), step_rounds, setup=write)
+        refresh_alone = min(refreshes)
+        joined = best(lambda: step(True), step_rounds, setup=write)
+        assert len(state["held"]) == len(state["stored"]) == n + NEW_TURNS * (WARM_STEPS + 2 * step_rounds)
+    finally:
+        writer.delete(session_id)
+    return {
+        "load_prepare_us": load_prepare * 1e6,
+        "load_prepare_us_per_msg": load_prepare / n * 1e6,
+        "refresh_prepare_us": ready * 1e6,
+        "refresh_alone_us": refresh_alone * 1e6,
+        "refresh_prepare_joined_us": joined * 1e6,
+        "refresh_pct": ready / load_prepare * 100,
+        "refresh_joined_pct": joined / load_prepare * 100,
+    }
+
+
+def store_rows(sizes: tuple[int, ...], rounds: Callable[[int], int], step_rounds: int) -> dict[str, Any]:
+    """``measure`` for every reachable backend at every size, and which backends were left out."""
+    with reachable() as (backends, left_out):
+        figures = {n: {b.name: measure(b, n, rounds(n), step_rounds) for b in backends} for n in sizes}
+    return {"backends": [n for n in BACKENDS if n not in left_out], "left_out": left_out, "by_size": figures}
+
+
+# -- where the time goes -------------------------------------------------------------------
+
+
+def _split(read: Callable[[], Conversation], n: int, rounds: int) -> dict[str, float]:
+    """µs per message (each step on a freshly read conversation): the read
+    alone; the replay decision alone (the walk, ``conversation.replay``: what
+    ``prepare`` decides first, and reuses); ``prepare`` after that decision (the
+    wire mapping, body ready); ``prepare`` whole, body ready and body joined."""
+    adapter = provider("anthropic")
+    model = _peers.ORIGIN.model
+    box: dict[str, Any] = {}
+
+    def fresh() -> None:
+        box["conv"] = read()
+
+    def decided() -> None:
+        fresh()
+        _ = box["conv"].replay(_peers.ORIGIN).report
+
+    out = {
+        "read": best(read, rounds),
+        "replay decision (walk)": best(lambda: box["conv"].replay(_peers.ORIGIN).report, rounds, fresh),
+        "prepare after the decision (wire mapping)": best(
+            lambda: adapter.prepare(box["conv"], model=model, max_tokens=1024).content_length, rounds, decided
+        ),
+        "prepare (body ready)": best(
+            lambda: adapter.prepare(box["conv"], model=model, max_tokens=1024).content_length, rounds, fresh
+        ),
+        "prepare + join (body bytes)": best(
+            lambda: adapter.prepare(box["conv"], model=model, max_tokens=1024).content, rounds, fresh
+        ),
+    }
+    return {name: t / n * 1e6 for name, t in out.items()}
+
+
+def _profiled(run: Callable[[], Any], top: int) -> str:
+    """cProfile of one ``run()`` after a warm one: the top ``top`` by cumulative
+    time, then by own time."""
+    run()  # warm: imports, first-call caches
+    gc.collect()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    run()
+    profiler.disable()
+    text = io.StringIO()
+    stats = pstats.Stats(profiler, stream=text)
+    stats.sort_stats("cumulative").print_stats(top)
+    stats.sort_stats("tottime").print_stats(top)
+    return text.getvalue()
+
+
+def profile(n: int = 3_000, top: int = 15, rounds: int = 9) -> str:
+    """The timing split and the cProfile (top ``top`` by cumulative time) of
+    SQLite ``load`` + ``prepare`` and of ``from_json`` + ``prepare``, at ``n``."""
+    adapter = provider("anthropic")
+    model = _peers.ORIGIN.model
+    conv = Conversation(bound_history(n, _peers.ORIGIN))
+    stored = conv.to_json()
+    out: list[str] = []
+    with reachable(("sqlite",)) as (backends, _):
+        store = backends[0].store()
+        session_id = store.create(conv)
+        paths: dict[str, Callable[[], Conversation]] = {
+            "SQLite load": lambda: store.load(session_id),
+            "from_json": lambda: Conversation.from_json(stored),
+        }
+        # Every timing first, then the profiles (a profiled run is not timed).
+        for name, read in paths.items():
+            split = _split(read, n, rounds)
+            out.append(
+                f"{name} + prepare, n = {n:,} (min of {rounds}, µs per message): "
+                + "; ".join(f"{step} {us:.2f}" for step, us in split.items())
+            )
+        for name, read in paths.items():
+
+            def run(read: Callable[[], Conversation] = read) -> bytes:
+                return adapter.prepare(read(), model=model, max_tokens=1024).content
+
+            out.append(f"\n## {name} + prepare, n = {n:,}: cProfile of one run")
+            out.append(_profiled(run, top))
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="where a cold stateless request's time goes", allow_abbrev=False)
+    parser.add_argument("--n", type=int, default=3_000, help="messages in the conversation")
+    parser.add_argument("--top", type=int, default=15, help="functions shown per profile")
+    args = parser.parse_args(argv)
+    print(profile(args.n, args.top))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
