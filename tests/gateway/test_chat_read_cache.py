@@ -11,29 +11,18 @@ from typing import Any
 import pytest
 
 import thinkseal
-from thinkseal import AssistantMessage, Conversation, Origin, SystemMessage, Tool, ToolCall, ToolMessage, UserMessage
+from thinkseal import Conversation, UserMessage
 from thinkseal.gateway._surfaces import BodyError, surface_of
-from thinkseal.testing import respond
 
-from ..providers.sealed import SEALED
+from ._loops import sealed_loop, sent
 
 CHAT = ["openrouter", "deepseek", "zai", "mistral", "openai", "gemini-openai"]
 MODEL = {"gemini-openai": "gemini-3-pro-preview", "mistral": "magistral-medium-latest"}
 
 
-def history(provider_id: str, steps: int) -> Conversation:
-    origin = Origin(provider_id, MODEL.get(provider_id, "m"))
-    conv = Conversation([SystemMessage("Use the tool."), UserMessage("Go.")], [Tool("lookup")])
-    for k in range(steps):
-        thinking, _ = SEALED[provider_id](k)
-        turn = AssistantMessage(None, [ToolCall(f"call_{k}", "lookup", {"q": k})], thinking)
-        conv = respond(conv, origin, turn).append(ToolMessage(str(k), f"call_{k}"))
-    return conv
-
-
 def wire(provider_id: str, steps: int) -> dict[str, Any]:
-    req = thinkseal.provider(provider_id).prepare(history(provider_id, steps), model=MODEL.get(provider_id, "m"))
-    return json.loads(req.content)  # type: ignore[no-any-return]
+    model = MODEL.get(provider_id, "m")
+    return sent(sealed_loop(provider_id, model, steps), provider_id, model)
 
 
 def same_as_fresh(provider_id: str, surface: Any, raw: bytes) -> None:

@@ -12,39 +12,19 @@ import pytest
 
 import thinkseal
 from thinkseal import (
-    AssistantMessage,
-    Conversation,
-    Origin,
-    SystemMessage,
-    Tool,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
     ValidationError,
 )
 from thinkseal.gateway._surfaces import BodyError, surface_of
-from thinkseal.testing import respond
 
-from ..providers.sealed import SEALED
+from ._loops import sealed_loop, sent
 
 MODEL = "gemini-3-pro-preview"
 PATH = f"/v1beta/models/{MODEL}:generateContent"
 
 
-def history(provider_id: str, steps: int) -> Conversation:
-    origin = Origin(provider_id, MODEL)
-    conv = Conversation([SystemMessage("Use the tool."), UserMessage("Go.")], [Tool("lookup")])
-    for k in range(steps):
-        thinking, _ = SEALED[provider_id](k)
-        turn = AssistantMessage(None, [ToolCall(f"call_{k}", "lookup", {"q": k})], thinking)
-        conv = respond(conv, origin, turn).append(ToolMessage(str(k), f"call_{k}"))
-    return conv
-
-
 def wire(provider_id: str, steps: int) -> dict[str, Any]:
     where = {"project": "p", "location": "us-central1"} if provider_id == "vertex-gemini" else {}
-    req = thinkseal.provider(provider_id).prepare(history(provider_id, steps), model=MODEL, **where)
-    return json.loads(req.content)  # type: ignore[no-any-return]
+    return sent(sealed_loop(provider_id, MODEL, steps), provider_id, MODEL, **where)
 
 
 def same_as_fresh(provider_id: str, reader: Any, raw: bytes) -> None:

@@ -12,37 +12,18 @@ import pytest
 
 import thinkseal
 from thinkseal import (
-    AssistantMessage,
-    Conversation,
-    Origin,
-    SystemMessage,
-    Tool,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
     ValidationError,
 )
 from thinkseal.gateway._surfaces import surface_of
-from thinkseal.testing import respond
 
-from ..providers.sealed import SEALED
+from ._loops import sealed_loop, sent
 
 ID = "openai-responses"
-ORIGIN = Origin(ID, "gpt-5")
-
-
-def history(steps: int) -> Conversation:
-    conv = Conversation([SystemMessage("Use the tool."), UserMessage("Go.")], [Tool("lookup")])
-    for k in range(steps):
-        thinking, _ = SEALED[ID](k)
-        turn = AssistantMessage(f"calling {k}", [ToolCall(f"call_{k}", "lookup", {"q": k})], thinking)
-        conv = respond(conv, ORIGIN, turn).append(ToolMessage(str(k), f"call_{k}"))
-    return conv
+MODEL = "gpt-5"
 
 
 def wire(steps: int) -> dict[str, Any]:
-    req = thinkseal.provider(ID).prepare(history(steps), model=ORIGIN.model)
-    return json.loads(req.content)  # type: ignore[no-any-return]
+    return sent(sealed_loop(ID, MODEL, steps, text="calling"), ID, MODEL)
 
 
 def surface() -> Any:
