@@ -11,9 +11,7 @@ from typing import Any
 import pytest
 
 import thinkseal
-from thinkseal import (
-    ValidationError,
-)
+from thinkseal import ValidationError
 from thinkseal.gateway._surfaces import BodyError, surface_of
 
 from ._loops import sealed_loop, sent
