@@ -110,12 +110,52 @@ def _stream(provider_id: str) -> Callable[[bytes], None]:
     return target
 
 
+# The gateway surfaces that read a body's list element by element (and the path each serves).
+GATEWAY_PATHS: Mapping[str, str] = {
+    "anthropic": "/v1/messages",
+    "openrouter": "/api/v1/chat/completions",
+    "openai-responses": "/responses",
+    "gemini": "/v1beta/models/fuzz-model:generateContent",
+}
+
+
+def _read(surface: Any, data: bytes, path: str, *, whole: bool) -> Any:
+    """What a gateway surface reads from the body ``data`` (or the error's type and path)."""
+    from thinkseal.gateway._surfaces import document_of  # noqa: PLC0415
+
+    try:
+        incoming = surface.read(document_of(data), path) if whole else surface.read_body(data, path)
+    except ThinksealError as err:
+        return (type(err).__name__, getattr(err, "path", None))
+    return (incoming.conversation.to_json(), incoming.turns, dict(incoming.lengths), incoming.model, incoming.stream)
+
+
+def _gateway(provider_id: str) -> Callable[[bytes], None]:
+    """Also: reading a body element by element (one surface for every input, its
+    cache kept as a server keeps it) gives what a whole read gives."""
+    from thinkseal.gateway._surfaces import surface_of  # noqa: PLC0415
+
+    path = GATEWAY_PATHS[provider_id]
+    cached = surface_of(thinkseal.provider(provider_id))
+
+    def target(data: bytes) -> None:
+        got = _read(cached, data, path, whole=False)
+        expected = _read(surface_of(thinkseal.provider(provider_id)), data, path, whole=True)
+        if got != expected:
+            raise AssertionError(f"the cached and whole reads differ: {got!r:.300} != {expected!r:.300}")
+
+    target.__name__ = f"gateway_{provider_id}"
+    return target
+
+
 def _targets() -> dict[str, Callable[[bytes], None]]:
     targets: dict[str, Callable[[bytes], None]] = {"from_json": from_json, "message_from_dict": message_from_dict}
     for provider_id in PROVIDER_IDS:
         targets[f"receive:{provider_id}"] = _receive(provider_id)
     for provider_id in PROVIDER_IDS:
         targets[f"stream:{provider_id}"] = _stream(provider_id)
+    for provider_id in GATEWAY_PATHS:
+        targets[f"gateway:{provider_id}"] = _gateway(provider_id)
     return targets
 
 

@@ -136,3 +136,12 @@ def test_a_bad_read_cache_size_is_a_configuration_error_naming_it(value: object)
         Config.of({"gateway": {"read_cache_mib": value}, "routes": [route]})
     assert caught.value.path == "gateway.read_cache_mib"
     assert Config.of({"gateway": {"read_cache_mib": 8}, "routes": [route]}).read_cache_bytes == 8 * 2**20
+
+
+def test_a_body_that_is_no_json_is_refused_as_such_even_when_an_earlier_message_is_unreadable() -> None:
+    # Found by fuzz/targets.py (gateway:anthropic): the element-wise read named the unreadable message,
+    # where a whole read refuses the body for not being JSON (and the gateway then answers 400).
+    surface = surface_of(thinkseal.provider("anthropic"))
+    raw = b'{"model":"m","messages":[{"role":"user","content":[{"type":"nonsense"}]},{"role":"user","content":"\xff"}]}'
+    with pytest.raises(BodyError):
+        surface.read_body(raw, "/v1/messages")

@@ -34,7 +34,7 @@ from ..providers import Provider
 from ..providers._chat import PATH as CHAT_PATH
 from ..providers._chat import ChatProvider, goes_out
 from ._read_cache import DEFAULT_BYTES, ReadCache
-from ._surfaces import Elements, Incoming, Surface, _model, _stream, document_of, json_of, split_body
+from ._surfaces import Elements, Incoming, Surface, _model, _stream, json_of
 
 # Stands in for an assistant message while the other messages are imported;
 # the adapter's reading of the message replaces it.
@@ -93,16 +93,11 @@ class ChatCompletions(Surface):
             conversation = conversation.with_messages(imported)
         return Incoming(conversation, self.field, turns, _model(body), _stream(body))
 
-    def read_body(self, raw: bytes, path: str) -> Incoming:
-        """``read``, with each wire message read once (as the Messages API
-        surface does): only the messages not read from the same bytes before
-        are parsed and read; the rest of the body is parsed without them."""
+    reads_elements = True
+
+    def read_elements(self, body: dict[str, Any], elements: Elements, path: str) -> Incoming:
         from ..interop.openai import import_chat  # noqa: PLC0415
 
-        split = split_body(raw, self.field)
-        if split is None:
-            return self.read(document_of(raw), path)
-        body, elements = split
         context = import_chat([], tools=body.get("tools"), response_format=body.get("response_format"))
         out: list[Message] = []
         turns: dict[int, int] = {}

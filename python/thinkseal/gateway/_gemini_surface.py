@@ -37,7 +37,7 @@ from ..providers._gemini import Wire, strict_model
 from ..providers._gemini_reply import Gathering, key, native
 from ..providers._response import Node
 from ._read_cache import DEFAULT_BYTES, ReadCache
-from ._surfaces import BodyError, Elements, Incoming, ModelInPath, document_of, json_of, split_body
+from ._surfaces import Elements, Incoming, ModelInPath, json_of
 
 __all__ = ["GeminiGenerate"]
 
@@ -64,35 +64,26 @@ class GeminiGenerate(ModelInPath):
         conversation, turns = import_contents(body, self.adapter.id)
         return Incoming(conversation, self.field, turns, model, match["action"] == "streamGenerateContent")
 
-    def read_body(self, raw: bytes, path: str) -> Incoming:
-        """``read``, with each content read once: a content is kept under the
-        digest of its bytes and of the model content before it (a user
-        content's function responses answer that turn's calls), so a history
-        re-sent with one more step reads only its new contents. A body this
-        cannot read so is read whole (and refused as ``read`` refuses it)."""
-        split = split_body(raw, self.field)
-        if split is None:
-            return self.read(document_of(raw), path)
-        body, elements = split
+    reads_elements = True
+
+    def read_elements(self, body: dict[str, Any], elements: Elements, path: str) -> Incoming:
+        """A content is kept under the digest of its bytes and of the model
+        content before it (a user content's function responses answer that
+        turn's calls)."""
         match = self.matched(path, "generateContent")
-        try:
-            context, _ = import_contents({**body, "contents": []}, self.adapter.id)
-            messages: list[Message] = [self._read.same(m) for m in context.messages]
-            turns: dict[int, int] = {}
-            after = b""  # the digest of the last model content
-            last: AssistantMessage | None = None
-            for i in range(len(elements)):
-                digest = elements.digest(i)
-                read = self._read.get(digest + after, partial(self._content, elements, i, last), elements.size(i))
-                if len(read) == 1 and isinstance(read[0], AssistantMessage):
-                    turns[len(messages)] = i
-                    last, after = read[0], digest
-                messages.extend(read)
-            conversation = Conversation(messages, context.tools, context.response_format)
-        except BodyError:
-            raise
-        except ThinksealError:
-            return self.read(document_of(raw), path)  # the error as a whole read names it
+        context, _ = import_contents({**body, "contents": []}, self.adapter.id)
+        messages: list[Message] = [self._read.same(m) for m in context.messages]
+        turns: dict[int, int] = {}
+        after = b""  # the digest of the last model content
+        last: AssistantMessage | None = None
+        for i in range(len(elements)):
+            digest = elements.digest(i)
+            read = self._read.get(digest + after, partial(self._content, elements, i, last), elements.size(i))
+            if len(read) == 1 and isinstance(read[0], AssistantMessage):
+                turns[len(messages)] = i
+                last, after = read[0], digest
+            messages.extend(read)
+        conversation = Conversation(messages, context.tools, context.response_format)
         return Incoming(conversation, self.field, turns, match["model"], match["action"] == "streamGenerateContent")
 
     def _content(self, elements: Elements, index: int, last: AssistantMessage | None) -> tuple[Message, ...]:

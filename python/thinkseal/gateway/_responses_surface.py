@@ -23,13 +23,13 @@ from functools import partial
 from typing import Any
 
 from .._conversation import Conversation
-from .._errors import ThinksealError, ValidationError
+from .._errors import ValidationError
 from .._messages import AssistantMessage, Message
 from ..providers import Provider
 from ..providers.openai_responses import PATH, assistant_items
 from ._edit import Splice
 from ._read_cache import DEFAULT_BYTES, ReadCache
-from ._surfaces import BodyError, Elements, Incoming, Surface, _model, _stream, document_of, json_of, split_body
+from ._surfaces import Elements, Incoming, Surface, _model, _stream, json_of
 
 _SPEAKERS = ("system", "developer", "user")
 
@@ -117,48 +117,39 @@ class Responses(Surface):
             raise ValidationError("input: could not be mapped onto the conversation", path="input")
         return Incoming(conversation, self.field, turns, _model(body), _stream(body), lengths)
 
-    def read_body(self, raw: bytes, path: str) -> Incoming:
-        """``read``, with each item read once: an item that is no part of an
-        assistant turn is kept under the digest of its bytes, an assistant
-        turn under the digests of its run of items, so a history re-sent with
-        one more step reads only its new items. A body this cannot read as
-        ``read`` would is read whole (and refused as ``read`` refuses it)."""
+    reads_elements = True
+
+    def read_elements(self, body: dict[str, Any], elements: Elements, path: str) -> Incoming:
+        """An item that is no part of an assistant turn is kept under the
+        digest of its bytes, an assistant turn under the digests of its run of
+        items. (An input that is a string is no list: read whole.)"""
         from ..interop.openai import import_responses  # noqa: PLC0415
 
-        split = split_body(raw, self.field)
-        if split is None:  # among others, an input that is a string
-            return self.read(document_of(raw), path)
-        body, elements = split
         if body.get("previous_response_id") is not None:
             return self.read(body, path)  # refused there, with its reason
-        try:
-            context = import_responses(
-                [], instructions=body.get("instructions"), tools=body.get("tools"), text=body.get("text")
-            )
-            out: list[Message] = [self._items.same(m) for m in context.messages]
-            turns: dict[int, int] = {}
-            lengths: dict[int, int] = {}
-            k = 0
-            while k < len(elements):
-                start = k
-                item = self._item(elements, k)
-                if item is not None:  # a message of its own
-                    out.append(item)
-                    k += 1
-                    continue
-                while k < len(elements) and self._item(elements, k) is None:
-                    k += 1
-                run = b"".join(elements.digest(j) for j in range(start, k))
-                turns[len(out)] = start
-                if k - start > 1:
-                    lengths[len(out)] = k - start
-                size = sum(elements.size(j) for j in range(start, k))
-                out.append(self._turns.get(run, partial(_turn, elements, start, k), size))
-            conversation = Conversation(out, context.tools, context.response_format)
-        except BodyError:
-            raise
-        except ThinksealError:
-            return self.read(document_of(raw), path)  # the error as a whole read names it
+        context = import_responses(
+            [], instructions=body.get("instructions"), tools=body.get("tools"), text=body.get("text")
+        )
+        out: list[Message] = [self._items.same(m) for m in context.messages]
+        turns: dict[int, int] = {}
+        lengths: dict[int, int] = {}
+        k = 0
+        while k < len(elements):
+            start = k
+            item = self._item(elements, k)
+            if item is not None:  # a message of its own
+                out.append(item)
+                k += 1
+                continue
+            while k < len(elements) and self._item(elements, k) is None:
+                k += 1
+            run = b"".join(elements.digest(j) for j in range(start, k))
+            turns[len(out)] = start
+            if k - start > 1:
+                lengths[len(out)] = k - start
+            size = sum(elements.size(j) for j in range(start, k))
+            out.append(self._turns.get(run, partial(_turn, elements, start, k), size))
+        conversation = Conversation(out, context.tools, context.response_format)
         return Incoming(conversation, self.field, turns, _model(body), _stream(body), lengths)
 
     def _item(self, elements: Elements, index: int) -> Message | None:

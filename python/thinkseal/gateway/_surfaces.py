@@ -137,9 +137,30 @@ class Surface:
 
     def read_body(self, raw: bytes, path: str) -> Incoming:
         """``read`` of the body whose bytes are ``raw`` (``BodyError`` when it is
-        no JSON object). A surface may reuse what it read from the same bytes
-        before."""
+        no JSON object). A surface that reads its list element by element
+        (``read_elements``) is given the body split at its list; a body that is
+        not split so (no such list, or one named twice: read as ``json`` reads
+        it), or whose reading fails, is read whole, so what is refused is
+        refused as a whole read refuses it (a body that is no JSON first)."""
+        split = split_body(raw, self.field) if self.reads_elements else None
+        if split is not None:
+            try:
+                return self.read_elements(split[0], split[1], path)
+            except BodyError:
+                raise
+            except ThinksealError:
+                pass
         return self.read(document_of(raw), path)
+
+    # Whether ``read_elements`` reads each element of the list once (the read caches).
+    reads_elements: ClassVar[bool] = False
+
+    def read_elements(self, body: dict[str, Any], elements: Elements, path: str) -> Incoming:
+        """``read`` of ``body`` (its list's place held) with the list's ``elements``,
+        each read once: an agent re-sends its history with one more step each
+        time, so an element read from the same bytes before is taken again
+        (with the digests its messages keep), and only new ones are parsed."""
+        raise NotImplementedError
 
     def turn_wire(self, turn: AssistantMessage) -> object | None:
         """The wire element an as-sent turn goes out as (None: none at all)."""
@@ -238,19 +259,11 @@ class AnthropicMessages(Surface):
         )
         return self._incoming(body, messages, conversation)
 
-    def read_body(self, raw: bytes, path: str) -> Incoming:
-        """``read``, with each wire message read once: an agent re-sends the same
-        history with one more step each time, so the messages it read from the
-        same bytes before are taken again (with the digests they keep), and only
-        the new ones are parsed and read. The rest of the body (system prompt,
-        tools, options) is parsed on its own, without the messages; a body that
-        names ``messages`` twice is read whole, as ``json`` reads it."""
+    reads_elements = True
+
+    def read_elements(self, body: dict[str, Any], elements: Elements, path: str) -> Incoming:
         from ..interop.anthropic import import_messages  # noqa: PLC0415
 
-        split = split_body(raw, self.field)
-        if split is None:
-            return self.read(document_of(raw), path)
-        body, elements = split
         context = import_messages(
             [], system=body.get("system"), tools=body.get("tools"), output_config=body.get("output_config")
         )
