@@ -150,3 +150,25 @@ def test_a_given_client_of_either_kind_is_used_and_anything_else_refused() -> No
     with pytest.raises(thinkseal.ValidationError) as info:
         Sender("anthropic", MODEL, client=object())  # type: ignore[arg-type]
     assert info.value.path == "client"
+
+
+def test_a_given_sync_client_serves_the_asyncio_calls_too() -> None:
+    # pydantic-ai and LangChain's async calls with only a sync client given used to make an
+    # AsyncClient of their own, without the given client's base URL and key.
+    with emulate("anthropic") as emu:
+        emu.script(Step(text="Sent."), Step(text="Streamed."))
+        given = thinkseal.Client("anthropic", base_url=emu.base_url, api_key="k")
+        sender = Sender("anthropic", MODEL, client=given)
+        conv = Conversation([UserMessage("Hi")])
+
+        async def both() -> tuple[str, str]:
+            sent = await sender.send_async(conv, emu.options)
+            streamed = [item async for item in sender.stream_async(conv, emu.options)]
+            assert not sender._per_loop  # no async client was made
+            last = streamed[-1]
+            assert isinstance(last, thinkseal.Reply)
+            return sent.message.content, last.message.content
+
+        assert asyncio.run(both()) == ("Sent.", "Streamed.")
+        assert len(emu.requests) == 2
+        given.close()

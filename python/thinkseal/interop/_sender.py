@@ -73,6 +73,8 @@ class Sender:
         self.account: str | None = account or None
         self._client = client
         self._async_client = async_client
+        # A sync client given without an async one serves the asyncio calls too, in a worker thread.
+        self._threaded = client is not None and async_client is None
         self._owned: list[Any] = []  # the sync client made here
         # An httpx.AsyncClient belongs to the event loop it first ran in, and a framework may run
         # each call in another (run_sync, asyncio.run): an async client is made per loop.
@@ -158,6 +160,8 @@ class Sender:
         return self._recorded(client.send(self.attach(conversation), model=self.model, **options), client)
 
     async def send_async(self, conversation: Conversation, options: Mapping[str, Any]) -> Reply:
+        if self._threaded:
+            return await asyncio.to_thread(self.send, conversation, options)
         client = self.async_client
         reply = await client.send(await self.attach_async(conversation), model=self.model, **options)
         return await self._recorded_async(reply, client)
@@ -172,6 +176,11 @@ class Sender:
     async def stream_async(
         self, conversation: Conversation, options: Mapping[str, Any]
     ) -> AsyncIterator[Delta | Reply]:
+        if self._threaded:  # the given sync client streams in a worker thread, one item at a time
+            iterator = self.stream(conversation, options)
+            while (arrived := await asyncio.to_thread(_next, iterator)) is not None:
+                yield arrived
+            return
         client = self.async_client
         async with client.stream(await self.attach_async(conversation), model=self.model, **options) as events:
             async for item in events:
@@ -197,3 +206,7 @@ class Sender:
     def __repr__(self) -> str:
         ledger = ", ledger" if self.ledger is not None else ""
         return f"Sender({self.provider_id!r}, {self.model!r}{ledger})"
+
+
+def _next(iterator: Iterator[Delta | Reply]) -> Delta | Reply | None:
+    return next(iterator, None)

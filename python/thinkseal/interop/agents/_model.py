@@ -9,9 +9,8 @@ returns the reply as Responses output items with its sealed data in them.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from agents.items import ModelResponse, TResponseInputItem, TResponseStreamEvent
@@ -21,7 +20,6 @@ from openai.types.responses.response_usage import InputTokensDetails, OutputToke
 
 from ..._conversation import Conversation
 from ..._errors import ValidationError
-from ..._reply import Delta, Reply
 from ..._reply import Usage as ThinksealUsage
 from .._sender import Sender
 from . import _stream
@@ -78,7 +76,6 @@ class ThinksealModel(Model):
         self.options: dict[str, Any] = dict(options or {})
         # Checks the arguments now; it makes an async client per event loop when none is given.
         self._sender = Sender(provider_id, model, ledger=ledger, client=client, **client_options)
-        self._given = client
 
     def __repr__(self) -> str:
         return f"ThinksealModel({self.provider_id!r}, {self.model!r})"
@@ -103,13 +100,7 @@ class ThinksealModel(Model):
             system_instructions, input, model_settings, tools, output_schema, handoffs,
             previous_response_id, conversation_id, prompt,
         )  # fmt: skip
-        from ...client import Client  # noqa: PLC0415
-
-        sender = self._sender
-        if isinstance(self._given, Client):
-            reply = await asyncio.to_thread(sender.send, conversation, options)
-        else:
-            reply = await sender.send_async(conversation, options)
+        reply = await self._sender.send_async(conversation, options)
         return ModelResponse(
             output=output_items(reply.message, self.model),
             usage=usage_of(reply.usage, self.provider_id),
@@ -134,7 +125,7 @@ class ThinksealModel(Model):
             system_instructions, input, model_settings, tools, output_schema, handoffs,
             previous_response_id, conversation_id, prompt,
         )  # fmt: skip
-        items = self._items(conversation, options)
+        items = self._sender.stream_async(conversation, options)
         async for event in _stream.events(items, self.provider_id, self.model, lambda m: output_items(m, self.model)):
             yield event
 
@@ -204,25 +195,6 @@ class ThinksealModel(Model):
                     raise ValidationError(f"model_settings.{name}: expected a mapping", path=f"model_settings.{name}")
                 options.update(extra)
         return options
-
-    # -- sending -----------------------------------------------------------------------
-
-    async def _items(self, conversation: Conversation, options: Mapping[str, Any]) -> AsyncIterator[Delta | Reply]:
-        from ...client import Client  # noqa: PLC0415
-
-        sender = self._sender
-        if not isinstance(self._given, Client):
-            async for item in sender.stream_async(conversation, options):
-                yield item
-            return
-        # A sync client streams in a worker thread, one item at a time.
-        iterator = sender.stream(conversation, options)
-        while (arrived := await asyncio.to_thread(_next, iterator)) is not None:
-            yield arrived
-
-
-def _next(iterator: Iterator[Delta | Reply]) -> Delta | Reply | None:
-    return next(iterator, None)
 
 
 def _tool_spec(tool: Tool, path: str) -> dict[str, Any]:
