@@ -206,7 +206,7 @@ class Gateway:
             self.metrics.count("requests", route=route.prefix, status=str(refusal.status))
             await _refuse(send, refusal)
             return
-        upstream_headers = self._upstream_headers(route, headers)
+        upstream_headers = self._upstream_headers(route, surface, headers)
         if decision is not None and decision.origin.model != decision.incoming.model:
             provider_path = surface.upstream_path(provider_path, decision.incoming, decision.origin.model)
         url = route.upstream + provider_path + (("?" + scope["query_string"].decode()) if scope["query_string"] else "")
@@ -247,7 +247,7 @@ class Gateway:
         except ValidationError as err:  # a credential the gateway cannot send on (an AWS signature)
             raise Refusal(401, str(err), "authentication_error") from None
 
-    def _upstream_headers(self, route: Route, headers: Mapping[str, str]) -> dict[str, str]:
+    def _upstream_headers(self, route: Route, surface: Surface, headers: Mapping[str, str]) -> dict[str, str]:
         out = {
             k: v
             for k, v in headers.items()
@@ -260,9 +260,7 @@ class Gateway:
         if route.api_key:
             for name in _CREDENTIAL_HEADERS:
                 out.pop(name, None)
-            from ..providers import provider  # noqa: PLC0415
-
-            auth = provider(route.provider).connection.auth
+            auth = surface.adapter.connection.auth  # the route's adapter, made once
             if auth == "x-api-key":
                 out["x-api-key"] = route.api_key
             elif auth == "x-goog-api-key":
