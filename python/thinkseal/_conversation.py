@@ -270,6 +270,9 @@ class Conversation(Frozen):
         """The replay decision for sending this conversation to ``origin``."""
         if not isinstance(origin, Origin):
             raise ValidationError("origin: expected an Origin", path="origin")
+        source = self._log.source
+        if source is not None and origin not in self._replay:  # loaded lazily: the stored decisions first
+            source.restore(self, origin)
         settled = self._settled
         if settled is None:
             settled = settled_end(self._log.items, self._len)
@@ -331,3 +334,17 @@ class Conversation(Frozen):
             return Conversation(messages, tools, response_format)
         except ValidationError as err:
             raise reroot("$", err) from err
+
+
+def stored_conversation(
+    log: MessageLog,
+    tools: Sequence[Tool],
+    response_format: Mapping[str, object] | None,
+    systems: tuple[SystemMessage, ...],
+) -> Conversation:
+    """A conversation of every message of ``log``, whose system messages are
+    ``systems`` (a lazily loaded log is not read to find them: ``store/_lazy.py``)."""
+    rf, rf_jcs = _check_response_format(response_format)
+    conversation = Conversation.__new__(Conversation)
+    conversation._setup(log, len(log.items), _check_tools(tools), rf, rf_jcs, systems, {})
+    return conversation

@@ -112,6 +112,11 @@ class ReplayStore:
                 entry = self._slots[key] = (log, make())
             return entry[1]
 
+    def slots_of(self, log: object) -> list[tuple[str, Any]]:
+        """Every ``(key, value)`` kept for message log ``log``."""
+        with self._lock:
+            return [(key, value) for key, (owner, value) in self._slots.items() if owner is log]
+
     def __len__(self) -> int:
         return len(self.codes)
 
@@ -271,13 +276,16 @@ class MessageLog:
     for the longest prefix asked (``chained``, ``chain``), so a conversation
     checked against its store again after k new messages hashes only those."""
 
-    __slots__ = ("chain", "chained", "items", "lock")
+    __slots__ = ("chain", "chained", "items", "lock", "source")
 
     def __init__(self, items: list[Message]) -> None:
         self.items = items
         self.lock = allocate_lock()
         self.chained = 0
         self.chain = CHAIN_START
+        # The stored session a lazily loaded log reads its unread messages from,
+        # and writes what requests derived of it back to (``store/_lazy.py``).
+        self.source: Any = None
 
     def chain_after(self, n: int) -> bytes:
         chained, chain = self.chained, self.chain  # one pair: another thread may move it on meanwhile

@@ -28,8 +28,8 @@ from thinkseal.ledger._redis import RedisBackend
 from thinkseal.providers import PROVIDER_IDS
 from thinkseal.testing import respond
 
+from ..providers.random_histories import MODELS, History, play, steps
 from ..providers.sealed import OPTIONS
-from ..providers.test_cross_provider import MODELS, History, play, steps
 from ..providers.test_edit_routes import ROUTES, _edit
 from .conftest import LedgerBackend
 

@@ -25,8 +25,8 @@ from thinkseal import AssistantMessage, Conversation, Message, SystemMessage, To
 from thinkseal.providers import PROVIDER_IDS
 
 from ..test_properties import reference_replay
+from .random_histories import MODELS, History, play, steps
 from .sealed import OPTIONS
-from .test_cross_provider import MODELS, History, play, steps
 
 ROUTES = (
     "replace",

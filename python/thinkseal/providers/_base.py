@@ -277,6 +277,8 @@ class Provider:
         origin = Origin(self.id, bound_as, self.account)
         replay = conversation.replay(origin)
         built = self.build(conversation, replay, model, dict(options), stream)
+        if replay.log.source is not None:  # loaded lazily from a store: keep what was mapped (store/_lazy.py)
+            replay.log.source.after_prepare(replay)
         return PreparedRequest(self, replay, built, conversation)
 
     # -- adapter hooks ---------------------------------------------------------

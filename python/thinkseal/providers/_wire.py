@@ -95,7 +95,17 @@ class Body:
     def joined(self) -> bytes:
         """The whole body as one ``bytes`` (made once, on first use)."""
         if self._joined is None:
-            self._joined = self.head + b",".join(self.items) + self.tail
+            # head, item, ",", item, ..., item, tail: one copy of the history,
+            # whatever the size of its first and last items.
+            items = self.items
+            if not items:
+                self._joined = self.head + self.tail
+                return self._joined
+            parts: list[bytes] = [b","] * (2 * len(items) + 1)
+            parts[0] = self.head
+            parts[1::2] = items
+            parts[-1] = self.tail
+            self._joined = b"".join(parts)
         return self._joined
 
     def chunks(self, size: int = 1 << 16) -> Iterator[bytes]:
@@ -145,10 +155,17 @@ class WireCache:
     cached wire messages of whatever the adapter tallies (Claude: cache
     breakpoints), kept when it gives one per wire message."""
 
-    __slots__ = ("encoded", "lock", "marks", "seen", "sizes", "totals")
+    __slots__ = ("encoded", "lock", "marks", "run_end", "runs", "seen", "sizes", "totals")
 
     def __init__(self) -> None:
         self.encoded: list[bytes] = []
+        # A cache restored from a store's fragment rows (``store/_fragments.py``)
+        # holds its first ``run_end`` wire messages in ``runs``: each run the
+        # (index of its first wire message, its wire messages joined by commas
+        # as a body joins them). ``encoded[:run_end]`` are None; a body takes
+        # the runs whole, and ``pieces`` cuts them where one is asked for.
+        self.runs: list[tuple[int, bytes]] = []
+        self.run_end = 0
         self.totals: list[int] = []
         self.sizes = array("q")  # running byte size of ``encoded`` (machine integers: no int object each)
         self.marks: list[tuple[int, int]] = [(0, 0)]
@@ -162,6 +179,15 @@ class WireCache:
     def size(self, count: int) -> int:
         """The byte size of the first ``count`` cached wire messages."""
         return self.sizes[count - 1] if count else 0
+
+    def pieces(self, start: int, end: int) -> list[bytes]:
+        """Cached wire messages ``start..end``, each on its own."""
+        cut: list[bytes] = []
+        for i in range(start, min(end, self.run_end)):
+            first, run = self.runs[bisect_right(self.runs, (i, b"\xff")) - 1]
+            at = self.size(i) - self.size(first) + i - first
+            cut.append(memoryview(run)[at : at + self.size(i + 1) - self.size(i)])  # type: ignore[arg-type]
+        return cut + self.encoded[max(start, self.run_end) : end]
 
     def mark_at(self, boundary: int) -> tuple[int, int]:
         """The last ``(message index, wire count)`` mark at or before ``boundary``."""
@@ -179,7 +205,11 @@ class WireCache:
             copy.marks = self.marks[:k]
             copy.seen = self.seen[:k]
             count = copy.marks[-1][1]
-            copy.encoded = self.encoded[:count]
+            if count >= self.run_end:
+                copy.runs, copy.run_end = self.runs, self.run_end
+                copy.encoded = self.encoded[:count]
+            else:
+                copy.encoded = self.pieces(0, count)
             copy.totals = self.totals[:count]
             copy.sizes = self.sizes[:count]
         return copy
@@ -305,7 +335,18 @@ def tallied_wire_messages(
         upto, count = cache.mark_at(boundary)
     tail, tail_tallies = build_segment(replay.sent_messages(upto, replay.total))
     total = cache.total(count) + sum(tail_tallies) if tail_tallies is not None else 0
+    runs, k = cache.runs, cache.run_end
+    if k and count >= k:  # restored runs, taken whole: they hold their own separating commas
+        fragments = Fragments(cache.size(count) + k - len(runs) + sum(map(len, tail)))
+        fragments += [run for _, run in runs]
+        fragments += cache.encoded[k:count]
+        fragments += tail
+        return fragments, total
     fragments = Fragments(cache.size(count) + sum(map(len, tail)))
+    if k:
+        fragments += cache.pieces(0, count)
+        fragments += tail
+        return fragments, total
     # The cache only grows at its end, so its first ``count`` entries stay the
     # same whatever another thread adds meanwhile: the shared part is copied
     # once, rather than sliced and then copied again.

@@ -43,6 +43,7 @@ from ._codec import (
     new_session_id,
     row_slices,
 )
+from ._lazy import load_lazy
 
 __all__ = ["AsyncStore", "Store"]
 
@@ -271,6 +272,37 @@ class Store(abc.ABC):
     def close(self) -> None:
         """Release the connections this store opened (not ones it was given)."""
 
+    # -- backend primitives of the prepared fragments (``_fragments``) ----------------------
+
+    @abc.abstractmethod
+    def _rows_between(self, session_id: str, start: int, end: int) -> list[Any]:
+        """Message rows ``start..end`` as the backend returns them (``_row``
+        reads each), in order; fewer when rows are missing."""
+
+    @abc.abstractmethod
+    def _rows_at(self, session_id: str, positions: Sequence[int]) -> list[Any]:
+        """The message rows at ``positions`` (ascending, few), in that order;
+        fewer when rows are missing."""
+
+    @abc.abstractmethod
+    def _fragment_index(self, session_id: str) -> list[tuple[bytes, str, int, int, bytes]]:
+        """Every fragment row of the session as ``(target, wire_key, start,
+        end, entry)``, without their data (small: read on every lazy load)."""
+
+    @abc.abstractmethod
+    def _fragments(self, session_id: str, target: bytes) -> list[tuple[str, int, int, bytes, bytes]]:
+        """The session's fragment rows of ``target`` as ``(wire_key, start,
+        end, entry, data)``."""
+
+    @abc.abstractmethod
+    def _put_fragment(
+        self, session_id: str, target: bytes, wire_key: str, start: int, end: int, entry: bytes, data: bytes
+    ) -> None:
+        """Write the fragment row ``(target, wire_key, start)`` (replacing one
+        there) and delete the rows of the same target and wire key whose start
+        lies strictly between ``start`` and ``end`` (merged into this one), in
+        one atomic write; nothing when the session does not exist."""
+
     # -- the interface ------------------------------------------------------------------
 
     def create(
@@ -290,12 +322,22 @@ class Store(abc.ABC):
         self._insert(session_id, rows, chain, context, text)
         return session_id
 
-    def load(self, session_id: str) -> Conversation:
+    def load(self, session_id: str, *, lazy: bool = False) -> Conversation:
         """The stored conversation: every message, and the latest tools and
         response format. Each row is checked against its digest and chain value;
         a row that does not check is loaded as stored and logged (positions only),
-        and the replay rules unseal its turn and every later sealed turn."""
+        and the replay rules unseal its turn and every later sealed turn.
+
+        ``lazy=True``: for a worker that prepares one request from it. The rows
+        before what earlier requests to a target prepared are read only when
+        something touches their messages (so the store must stay open), and
+        ``prepare`` for such a target maps the new messages only; see
+        docs/store.md, "Lazy loads and prepared fragments"."""
         session_id = check_session_id(session_id)
+        if not isinstance(lazy, bool):
+            raise ValidationError("lazy: expected bool", path="lazy")
+        if lazy:
+            return load_lazy(self, session_id)
         head, raw = self._read_known(session_id, 0)
         return self._build(session_id, head, raw)[0]
 

@@ -77,6 +77,7 @@ class _SQL:
             raise ValidationError("schema: expected a lower-case SQL identifier", path="schema")
         q = f'"{schema}".' if schema else ""
         s, m, c = f"{q}thinkseal_sessions", f"{q}thinkseal_messages", f"{q}thinkseal_contexts"
+        f = f"{q}thinkseal_fragments"
         self.sessions_table = s
         self.create = (
             (f'CREATE SCHEMA IF NOT EXISTS "{schema}";' if schema else "")
@@ -106,6 +107,16 @@ CREATE TABLE IF NOT EXISTS {c} (
     body text NOT NULL,
     digest bytea NOT NULL,
     PRIMARY KEY (session_id, version)
+);
+CREATE TABLE IF NOT EXISTS {f} (
+    session_id text NOT NULL REFERENCES {s} ON DELETE CASCADE,
+    target bytea NOT NULL,
+    wire_key text NOT NULL,
+    start bigint NOT NULL,
+    stop bigint NOT NULL,
+    entry bytea NOT NULL,
+    data bytea NOT NULL,
+    PRIMARY KEY (session_id, target, wire_key, start)
 );"""
         )
         self.columns = (
@@ -148,6 +159,31 @@ CREATE TABLE IF NOT EXISTS {c} (
         )
         self.delete_rows = f"DELETE FROM {m} WHERE session_id = %s"
         self.delete_contexts = f"DELETE FROM {c} WHERE session_id = %s"
+        # Fragments describe the message rows: a replace drops them (a delete cascades).
+        self.delete_fragments = f"DELETE FROM {f} WHERE session_id = %s"
+        self.rows_at = (
+            f"SELECT position, body, digest, chain FROM {m} "
+            "WHERE session_id = %s AND position = ANY(%s) ORDER BY position"
+        )
+        self.fragment_index = (
+            f"SELECT target, wire_key, start, stop, entry FROM {f} WHERE session_id = %s "
+            "ORDER BY target, wire_key, start"
+        )
+        self.fragments = (
+            f"SELECT wire_key, start, stop, entry, data FROM {f} WHERE session_id = %s AND target = %s "
+            "ORDER BY wire_key, start"
+        )
+        # The session row locked (FOR KEY SHARE) so a delete cannot commit between
+        # the check and the insert; the foreign key would refuse an orphan anyway.
+        self.lock_session = f"SELECT 1 FROM {s} WHERE session_id = %s FOR KEY SHARE"
+        self.merge_fragments = (
+            f"DELETE FROM {f} WHERE session_id = %s AND target = %s AND wire_key = %s AND start > %s AND start < %s"
+        )
+        self.put_fragment = (
+            f"INSERT INTO {f} (session_id, target, wire_key, start, stop, entry, data) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (session_id, target, wire_key, start) "
+            "DO UPDATE SET stop = EXCLUDED.stop, entry = EXCLUDED.entry, data = EXCLUDED.data"
+        )
         self.set_metadata = f"UPDATE {s} SET metadata = %s WHERE session_id = %s"
         self.sessions = f"SELECT session_id FROM {s} ORDER BY seq"
         self.infos = f"SELECT session_id, length, version, metadata FROM {s} ORDER BY seq"
@@ -201,6 +237,23 @@ def _params(session_id: str, rows: list[MessageRow]) -> list[tuple[Any, ...]]:
 
 def _first_missing(positions: Sequence[Sequence[Any]], length: int) -> int:
     return next((i for i, (p,) in enumerate(positions) if p != i), min(len(positions), length))
+
+
+def _fragment_of(row: Sequence[Any]) -> tuple[bytes, str, int, int, bytes] | None:
+    """An index row with its types checked (text may come back as bytes from a
+    ``SQL_ASCII`` database), or None: fragments are a cache, so a row that does
+    not read is passed over and its fragment prepared again."""
+    target, wire_key, start, stop, entry = row
+    if isinstance(wire_key, bytes):
+        try:
+            wire_key = wire_key.decode()
+        except UnicodeDecodeError:
+            return None
+    if type(target) is not bytes or type(wire_key) is not str or type(entry) is not bytes:
+        return None
+    if type(start) is not int or type(stop) is not int:
+        return None
+    return target, wire_key, start, stop, entry
 
 
 def _names(rows: Sequence[Sequence[Any]]) -> set[str]:
@@ -311,6 +364,7 @@ class PostgresStore(Store):
                 raise lost_race(session_id, head, self._head_in(conn, session_id))
             conn.execute(self._sql.delete_rows, (session_id,))
             conn.execute(self._sql.delete_contexts, (session_id,))
+            conn.execute(self._sql.delete_fragments, (session_id,))
             self._write_rows(conn, session_id, rows, context)
             return head.epoch + 1
 
@@ -354,6 +408,41 @@ class PostgresStore(Store):
                 conn.execute(sql.copy_contexts, (session_id, source, length))
         except psycopg.errors.SerializationFailure:  # another fork created ``session_id`` meanwhile
             raise conflict(session_id, None, None) from None
+
+    def _rows_between(self, session_id: str, start: int, end: int) -> list[Any]:
+        with self._connection() as conn:
+            return conn.execute(self._sql.rows, (session_id, start, end), binary=True).fetchall()
+
+    def _rows_at(self, session_id: str, positions: Sequence[int]) -> list[Any]:
+        if not positions:
+            return []
+        with self._connection() as conn:
+            return conn.execute(self._sql.rows_at, (session_id, list(positions)), binary=True).fetchall()
+
+    def _fragment_index(self, session_id: str) -> list[tuple[bytes, str, int, int, bytes]]:
+        with self._connection() as conn:
+            rows = conn.execute(self._sql.fragment_index, (session_id,), binary=True).fetchall()
+        return [f for f in map(_fragment_of, rows) if f is not None]
+
+    def _fragments(self, session_id: str, target: bytes) -> list[tuple[str, int, int, bytes, bytes]]:
+        with self._connection() as conn:
+            rows = conn.execute(self._sql.fragments, (session_id, target), binary=True).fetchall()
+        found: list[tuple[str, int, int, bytes, bytes]] = []
+        for wire_key, start, stop, entry, data in rows:
+            index = _fragment_of((target, wire_key, start, stop, entry))
+            if index is not None and type(data) is bytes:  # see _fragment_of
+                found.append((index[1], start, stop, entry, data))
+        return found
+
+    def _put_fragment(
+        self, session_id: str, target: bytes, wire_key: str, start: int, end: int, entry: bytes, data: bytes
+    ) -> None:
+        sql = self._sql
+        with self._connection() as conn, conn.transaction():
+            if conn.execute(sql.lock_session, (session_id,)).fetchone() is None:
+                return
+            conn.execute(sql.merge_fragments, (session_id, target, wire_key, start, end))
+            conn.execute(sql.put_fragment, (session_id, target, wire_key, start, end, entry, data))
 
     def close(self) -> None:
         with self._lock:
@@ -481,6 +570,7 @@ class AsyncPostgresStore(AsyncStore):
                 raise lost_race(session_id, head, await self._head_in(conn, session_id))
             await conn.execute(self._sql.delete_rows, (session_id,))
             await conn.execute(self._sql.delete_contexts, (session_id,))
+            await conn.execute(self._sql.delete_fragments, (session_id,))
             await self._write_rows(conn, session_id, rows, context)
             return head.epoch + 1
 

@@ -7,7 +7,9 @@ script, which Redis runs atomically: the append script compares the hash with
 what the writer read and pushes the new entries only when they match; the
 replace script does the same comparison, then swaps the lists and takes a new
 epoch. Reads are one script as well (the hash, the latest context, the last
-entry's chain value and the entries asked for).
+entry's chain value and the entries asked for). Its prepared fragments are
+two more hashes under the same hash tag (``_PUT_FRAGMENT``), emptied with the
+lists by the delete and replace scripts.
 
 The scripts never trust a stored value to be well formed (a field that is not
 a number, a short entry): they hand it back as it is, and ``_codec`` names what
@@ -63,7 +65,7 @@ end
 
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('DEL', KEYS[2], KEYS[3])
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[6], KEYS[7])
 local epoch = redis.call('INCR', KEYS[5])
 redis.call('HSET', KEYS[1], 'length', ARGV[2], 'chain', ARGV[3], 'contexts', ARGV[4],
            'version', ARGV[6], 'epoch', epoch, 'metadata', ARGV[7])
@@ -89,13 +91,14 @@ redis.call('HSET', KEYS[1], 'length', ARGV[5], 'chain', ARGV[6], 'contexts', ARG
 return 1
 """
 
-# As _APPEND, but the lists are emptied first and the session takes a new
-# epoch and this release's fingerprint version; returns the epoch.
+# As _APPEND, but the lists (and the fragments, which describe them) are
+# emptied first and the session takes a new epoch and this release's
+# fingerprint version; returns the epoch.
 _REPLACE = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 local h = redis.call('HMGET', KEYS[1], 'length', 'chain', 'contexts', 'epoch')
 if h[1] ~= ARGV[1] or h[2] ~= ARGV[2] or h[3] ~= ARGV[3] or (h[4] or '0') ~= ARGV[4] then return 0 end
-redis.call('DEL', KEYS[2], KEYS[3])
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[5], KEYS[6])
 for i = 10, #ARGV, 1000 do
     redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
 end
@@ -176,7 +179,7 @@ for i, entry in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
     if p <= n then table.insert(contexts, entry) end
 end
 local h = redis.call('HMGET', KEYS[1], 'version', 'metadata')
-redis.call('DEL', KEYS[5], KEYS[6])
+redis.call('DEL', KEYS[5], KEYS[6], KEYS[9], KEYS[10])
 for i = 0, n - 1, 1000 do
     redis.call('RPUSH', KEYS[5], unpack(redis.call('LRANGE', KEYS[2], i, math.min(i + 999, n - 1))))
 end
@@ -191,8 +194,51 @@ return {1}
 
 _DELETE = """
 local found = redis.call('DEL', KEYS[1])
-redis.call('DEL', KEYS[2], KEYS[3])
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[5], KEYS[6])
 redis.call('ZREM', KEYS[4], ARGV[1])
+return found
+"""
+
+# Fragments (``_fragments``): two hashes per session with the same fields,
+# ``{ID}:fe`` (end ‖ ':' ‖ entry: what the index reads) and ``{ID}:fd`` (the
+# data, read per target). A field is len(target) ':' target len(wire key) ':'
+# wire key start, so the fields of one target (and wire key) are exactly those
+# with its prefix. ARGV: that prefix for the target and wire key, start, end,
+# the ``:fe`` value, the data. Returns 0 (no such session: no orphan rows) or 1.
+_PUT_FRAGMENT = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local prefix = ARGV[1]
+local start = tonumber(ARGV[2])
+local stop = tonumber(ARGV[3])
+local merged = {}
+for _, field in ipairs(redis.call('HKEYS', KEYS[2])) do
+    if string.sub(field, 1, #prefix) == prefix then
+        local s = tonumber(string.sub(field, #prefix + 1))
+        if s and s > start and s < stop then table.insert(merged, field) end
+    end
+end
+for i = 1, #merged, 1000 do
+    local last = math.min(i + 999, #merged)
+    redis.call('HDEL', KEYS[2], unpack(merged, i, last))
+    redis.call('HDEL', KEYS[3], unpack(merged, i, last))
+end
+redis.call('HSET', KEYS[2], prefix .. ARGV[2], ARGV[4])
+redis.call('HSET', KEYS[3], prefix .. ARGV[2], ARGV[5])
+return 1
+"""
+
+# The fields, ``:fe`` values and data of one target (ARGV[1]: its prefix), flat.
+_FRAGMENTS = """
+local prefix = ARGV[1]
+local found = {}
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields, 2 do
+    if string.sub(fields[i], 1, #prefix) == prefix then
+        table.insert(found, fields[i])
+        table.insert(found, fields[i + 1])
+        table.insert(found, redis.call('HGET', KEYS[2], fields[i]) or false)
+    end
+end
 return found
 """
 
@@ -207,6 +253,10 @@ class _Keys:
         base = f"{self.prefix}{{{session_id}}}"
         return [f"{base}:s", f"{base}:m", f"{base}:c"]
 
+    def fragments(self, session_id: str) -> list[str]:
+        base = f"{self.prefix}{{{session_id}}}"
+        return [f"{base}:fe", f"{base}:fd"]
+
 
 def _message_entry(row: MessageRow) -> bytes:
     body = row.body.encode() if isinstance(row.body, str) else row.body
@@ -218,6 +268,50 @@ def _context_entry(row: ContextRow | None) -> bytes:
         return b""
     body = row.body.encode() if isinstance(row.body, str) else row.body
     return row.digest + b"%010d" % row.position + body
+
+
+def _length_prefixed(value: bytes) -> bytes:
+    return b"%d:" % len(value) + value
+
+
+def _fragment_prefix(target: bytes, wire_key: str | None = None) -> bytes:
+    prefix = _length_prefixed(target)
+    return prefix if wire_key is None else prefix + _length_prefixed(wire_key.encode())
+
+
+def _canonical_int(value: bytes) -> int | None:
+    try:
+        number = int(value)
+    except ValueError:
+        return None
+    return number if b"%d" % number == value else None
+
+
+def _split_prefixed(value: bytes) -> tuple[bytes, bytes] | None:
+    size, _, rest = value.partition(b":")
+    if not size.isdigit() or len(rest) < int(size):
+        return None
+    return rest[: int(size)], rest[int(size) :]
+
+
+def _fragment_of(field: object, value: object) -> tuple[bytes, str, int, int, bytes] | None:
+    """A ``:fe`` field and value as ``(target, wire_key, start, end, entry)``,
+    or None when either does not parse: fragments are a cache, so a bad one is
+    passed over and its fragment prepared again rather than failing the load."""
+    if type(field) is not bytes or type(value) is not bytes:
+        return None
+    target = _split_prefixed(field)
+    wire = None if target is None else _split_prefixed(target[1])
+    stop, sep, entry = value.partition(b":")
+    if target is None or wire is None or not sep:
+        return None
+    start, end = _canonical_int(wire[1]), _canonical_int(stop)
+    if start is None or end is None:
+        return None
+    try:
+        return target[0], wire[0].decode(), start, end, entry
+    except UnicodeDecodeError:
+        return None
 
 
 def _wrong_type(session_id: str) -> ValidationError:
@@ -384,6 +478,8 @@ class RedisStore(Store):
         self._metadata_script = register(_SET_METADATA)
         self._fork_script = register(_FORK)
         self._delete_script = register(_DELETE)
+        self._put_fragment_script = register(_PUT_FRAGMENT)
+        self._fragments_script = register(_FRAGMENTS)
 
     @staticmethod
     def _row(session_id: str, position: int, item: Any) -> MessageRow:
@@ -423,7 +519,7 @@ class RedisStore(Store):
         self, session_id: str, rows: list[MessageRow], chain: bytes, context: ContextRow | None, metadata: str
     ) -> None:
         args = _create_args(session_id, rows, chain, context, metadata)
-        keys = [*self._keys.session(session_id), self._keys.index, self._keys.seq]
+        keys = [*self._keys.session(session_id), self._keys.index, self._keys.seq, *self._keys.fragments(session_id)]
         if not _script(session_id, lambda: self._create(keys, args)):
             raise conflict(session_id, None, None)
 
@@ -439,7 +535,7 @@ class RedisStore(Store):
         self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
     ) -> int:
         args = _replace_args(rows, chain, context, head)
-        keys = [*self._keys.session(session_id), self._keys.seq]
+        keys = [*self._keys.session(session_id), self._keys.seq, *self._keys.fragments(session_id)]
         epoch = int(_script(session_id, lambda: self._replace(keys, args)))
         if epoch <= 0:
             raise lost_race(session_id, head, self._head_or_none(session_id))
@@ -460,12 +556,56 @@ class RedisStore(Store):
         return _infos(ids, pipe.execute(raise_on_error=False))
 
     def _delete(self, session_id: str) -> bool:
-        keys = [*self._keys.session(session_id), self._keys.index]
+        keys = [*self._keys.session(session_id), self._keys.index, *self._keys.fragments(session_id)]
         return bool(self._delete_script(keys, [session_id]))
 
     def _fork(self, source: str, length: int, session_id: str) -> None:
         keys = [*self._keys.session(source), *self._keys.session(session_id), self._keys.index, self._keys.seq]
+        keys += self._keys.fragments(session_id)
         _forked(source, session_id, _script(source, lambda: self._fork_script(keys, [length, session_id, CHAIN_START])))
+
+    def _rows_between(self, session_id: str, start: int, end: int) -> list[Any]:
+        start = max(start, 0)  # a negative list index would count from the end
+        if end <= start:
+            return []
+        key = self._keys.session(session_id)[1]
+        return list(_script(session_id, lambda: self._client.lrange(key, start, end - 1)))
+
+    def _rows_at(self, session_id: str, positions: Sequence[int]) -> list[Any]:
+        key = self._keys.session(session_id)[1]
+        pipe = self._client.pipeline(transaction=True)  # one snapshot
+        for position in positions:
+            pipe.lindex(key, position)
+        rows: list[Any] = []
+        for position, entry in zip(positions, _script(session_id, pipe.execute), strict=True):
+            # A list has no holes: past the first missing entry every later one is missing too.
+            if position < 0 or entry is None:
+                break
+            rows.append(entry)
+        return rows
+
+    def _fragment_index(self, session_id: str) -> list[tuple[bytes, str, int, int, bytes]]:
+        key = self._keys.fragments(session_id)[0]
+        fields = _script(session_id, lambda: self._client.hgetall(key))
+        found = [f for f in (_fragment_of(k, v) for k, v in fields.items()) if f is not None]
+        return sorted(found, key=lambda f: f[:3])
+
+    def _fragments(self, session_id: str, target: bytes) -> list[tuple[str, int, int, bytes, bytes]]:
+        keys = self._keys.fragments(session_id)
+        flat = _script(session_id, lambda: self._fragments_script(keys, [_fragment_prefix(target)]))
+        found: list[tuple[str, int, int, bytes, bytes]] = []
+        for i in range(0, len(flat) - 2, 3):
+            index, data = _fragment_of(flat[i], flat[i + 1]), flat[i + 2]
+            if index is not None and index[0] == target and type(data) is bytes:  # see _fragment_of
+                found.append((index[1], index[2], index[3], index[4], data))
+        return sorted(found, key=lambda f: f[:2])
+
+    def _put_fragment(
+        self, session_id: str, target: bytes, wire_key: str, start: int, end: int, entry: bytes, data: bytes
+    ) -> None:
+        keys = [self._keys.session(session_id)[0], *self._keys.fragments(session_id)]
+        args: list[Arg] = [_fragment_prefix(target, wire_key), start, end, b"%d:" % end + entry, data]
+        _script(session_id, lambda: self._put_fragment_script(keys, args))
 
     def close(self) -> None:
         self._client.close()
@@ -531,7 +671,7 @@ class AsyncRedisStore(AsyncStore):
         self, session_id: str, rows: list[MessageRow], chain: bytes, context: ContextRow | None, metadata: str
     ) -> None:
         args = _create_args(session_id, rows, chain, context, metadata)
-        keys = [*self._keys.session(session_id), self._keys.index, self._keys.seq]
+        keys = [*self._keys.session(session_id), self._keys.index, self._keys.seq, *self._keys.fragments(session_id)]
         if not await _ascript(session_id, lambda: self._create(keys, args)):
             raise conflict(session_id, None, None)
 
@@ -547,7 +687,7 @@ class AsyncRedisStore(AsyncStore):
         self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
     ) -> int:
         args = _replace_args(rows, chain, context, head)
-        keys = [*self._keys.session(session_id), self._keys.seq]
+        keys = [*self._keys.session(session_id), self._keys.seq, *self._keys.fragments(session_id)]
         epoch = int(await _ascript(session_id, lambda: self._replace(keys, args)))
         if epoch <= 0:
             raise lost_race(session_id, head, await self._head_or_none(session_id))
@@ -568,11 +708,12 @@ class AsyncRedisStore(AsyncStore):
         return _infos(ids, await pipe.execute(raise_on_error=False))
 
     async def _delete(self, session_id: str) -> bool:
-        keys = [*self._keys.session(session_id), self._keys.index]
+        keys = [*self._keys.session(session_id), self._keys.index, *self._keys.fragments(session_id)]
         return bool(await self._delete_script(keys, [session_id]))
 
     async def _fork(self, source: str, length: int, session_id: str) -> None:
         keys = [*self._keys.session(source), *self._keys.session(session_id), self._keys.index, self._keys.seq]
+        keys += self._keys.fragments(session_id)
         result = await _ascript(source, lambda: self._fork_script(keys, [length, session_id, CHAIN_START]))
         _forked(source, session_id, result)
 

@@ -71,7 +71,21 @@ TABLES = (
     digest BLOB NOT NULL,
     PRIMARY KEY (session_id, version)
 ) WITHOUT ROWID""",
+    # Prepared request data (``_fragments``): a cache over the message rows,
+    # so it is dropped with them (delete, replace) and never forked.
+    """CREATE TABLE IF NOT EXISTS thinkseal_fragments (
+    session_id TEXT NOT NULL,
+    target BLOB NOT NULL,
+    wire_key TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    stop INTEGER NOT NULL,
+    entry BLOB NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (session_id, target, wire_key, start)
+) WITHOUT ROWID""",
 )
+
+_TABLE_NAMES = {"thinkseal_sessions", "thinkseal_messages", "thinkseal_contexts", "thinkseal_fragments"}
 
 # Columns added to thinkseal_sessions since the first release: a database
 # created before them gets them on open, with the values its sessions had
@@ -115,6 +129,26 @@ _FORK_COUNT = (
     "SELECT count(*), coalesce(sum(typeof(position) = 'integer'), 0) FROM thinkseal_messages "
     "WHERE session_id = ? AND position >= 0 AND position < ?"
 )
+_ROWS_AT = (
+    "SELECT position, CAST(body AS BLOB), digest, chain FROM thinkseal_messages "
+    "WHERE session_id = ? AND position IN ({}) ORDER BY position"
+)
+_FRAGMENT_INDEX = (
+    "SELECT target, CAST(wire_key AS BLOB), start, stop, entry FROM thinkseal_fragments "
+    "WHERE session_id = ? ORDER BY target, wire_key, start"
+)
+_FRAGMENTS = (
+    "SELECT CAST(wire_key AS BLOB), start, stop, entry, data FROM thinkseal_fragments "
+    "WHERE session_id = ? AND target = ? ORDER BY wire_key, start"
+)
+_MERGE_FRAGMENTS = (
+    "DELETE FROM thinkseal_fragments WHERE session_id = ? AND target = ? AND wire_key = ? AND start > ? AND start < ?"
+)
+_PUT_FRAGMENT = (
+    "INSERT OR REPLACE INTO thinkseal_fragments (session_id, target, wire_key, start, stop, entry, data) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+_DELETE_FRAGMENTS = "DELETE FROM thinkseal_fragments WHERE session_id = ?"
 _FORK_POSITIONS = (
     "SELECT position FROM thinkseal_messages WHERE session_id = ? AND position >= 0 AND position < ? ORDER BY position"
 )
@@ -124,8 +158,27 @@ def _raw_bytes(raw: Sequence[Sequence[Any]]) -> int:
     return sum(len(r[1]) for r in raw if isinstance(r[1], bytes))
 
 
+def _fragment_of(row: Sequence[Any]) -> tuple[bytes, str, int, int, bytes] | None:
+    """An index row, or None when a value has the wrong type (SQLite keeps
+    whatever was written): fragments are a cache, so a bad row is passed over
+    and its fragment prepared again rather than failing the load."""
+    target, wire_key, start, stop, entry = row
+    if type(target) is not bytes or type(wire_key) is not bytes or type(entry) is not bytes:
+        return None
+    if type(start) is not int or type(stop) is not int:
+        return None
+    try:
+        return target, wire_key.decode(), start, stop, entry
+    except UnicodeDecodeError:
+        return None
+
+
 def _first_missing(positions: Sequence[object], length: int) -> int:
     return next((i for i, p in enumerate(positions) if type(p) is not int or p != i), min(len(positions), length))
+
+
+# The most of a database file a connection maps (``PRAGMA mmap_size``).
+MMAP_BYTES = 256 * 1024 * 1024
 
 
 class SQLiteStore(Store):
@@ -145,6 +198,9 @@ class SQLiteStore(Store):
             if self.path != ":memory:":
                 self._conn.execute("PRAGMA journal_mode=WAL")
                 self._conn.execute("PRAGMA synchronous=NORMAL")
+                # Reads through a memory map: a lazy load's fragment rows run to
+                # megabytes, read about 1.6x as fast mapped as through the page cache.
+                self._conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
             if not self._schema_current():
                 # Written only when needed, so a database another store keeps
                 # up to date opens without taking its write lock.
@@ -164,9 +220,7 @@ class SQLiteStore(Store):
         conn = self._conn
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         columns = {r[1] for r in conn.execute("PRAGMA table_info(thinkseal_sessions)")}
-        return {"thinkseal_sessions", "thinkseal_messages", "thinkseal_contexts"} <= tables and all(
-            name in columns for name, _ in ADDED_COLUMNS
-        )
+        return tables >= _TABLE_NAMES and all(name in columns for name, _ in ADDED_COLUMNS)
 
     @contextmanager
     def _transaction(self, mode: str = "") -> Iterator[sqlite3.Connection]:
@@ -230,6 +284,8 @@ class SQLiteStore(Store):
                 raise conflict(session_id, None, None)
             params = (session_id, len(rows), chain, 0 if context is None else 1, FINGERPRINT_VERSION, metadata)
             conn.execute(_INSERT_SESSION, params)
+            # Left by a release without fragments that deleted the session: they describe other rows.
+            conn.execute(_DELETE_FRAGMENTS, (session_id,))
             self._write_rows(conn, session_id, rows, context)
 
     def _append_rows(
@@ -250,6 +306,7 @@ class SQLiteStore(Store):
                 raise lost_race(session_id, head, self._head_or_none(conn, session_id))
             conn.execute("DELETE FROM thinkseal_messages WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM thinkseal_contexts WHERE session_id = ?", (session_id,))
+            conn.execute(_DELETE_FRAGMENTS, (session_id,))
             self._write_rows(conn, session_id, rows, context)
             return head.epoch + 1
 
@@ -276,6 +333,7 @@ class SQLiteStore(Store):
             found = conn.execute("DELETE FROM thinkseal_sessions WHERE session_id = ?", (session_id,)).rowcount
             conn.execute("DELETE FROM thinkseal_messages WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM thinkseal_contexts WHERE session_id = ?", (session_id,))
+            conn.execute(_DELETE_FRAGMENTS, (session_id,))
             return bool(found == 1)
 
     def _fork(self, source: str, length: int, session_id: str) -> None:
@@ -314,6 +372,43 @@ class SQLiteStore(Store):
                 "WHERE session_id = ? AND position <= ?",
                 (session_id, source, length),
             )
+            # Fragments are not copied (the fork gets its own); any under the new id are strays.
+            conn.execute(_DELETE_FRAGMENTS, (session_id,))
+
+    def _rows_between(self, session_id: str, start: int, end: int) -> list[Any]:
+        with self._transaction() as conn:
+            return conn.execute(_ROWS, (session_id, start, end)).fetchall()
+
+    def _rows_at(self, session_id: str, positions: Sequence[int]) -> list[Any]:
+        if not positions:
+            return []
+        with self._transaction() as conn:
+            sql = _ROWS_AT.format(", ".join("?" * len(positions)))
+            return conn.execute(sql, (session_id, *positions)).fetchall()
+
+    def _fragment_index(self, session_id: str) -> list[tuple[bytes, str, int, int, bytes]]:
+        with self._transaction() as conn:
+            rows = conn.execute(_FRAGMENT_INDEX, (session_id,)).fetchall()
+        return [f for f in map(_fragment_of, rows) if f is not None]
+
+    def _fragments(self, session_id: str, target: bytes) -> list[tuple[str, int, int, bytes, bytes]]:
+        with self._transaction() as conn:
+            rows = conn.execute(_FRAGMENTS, (session_id, target)).fetchall()
+        found: list[tuple[str, int, int, bytes, bytes]] = []
+        for wire_key, start, stop, entry, data in rows:
+            index = _fragment_of((target, wire_key, start, stop, entry))
+            if index is not None and type(data) is bytes:  # see _fragment_of
+                found.append((index[1], start, stop, entry, data))
+        return found
+
+    def _put_fragment(
+        self, session_id: str, target: bytes, wire_key: str, start: int, end: int, entry: bytes, data: bytes
+    ) -> None:
+        with self._transaction("IMMEDIATE") as conn:
+            if conn.execute(_EXISTS, (session_id,)).fetchone() is None:
+                return
+            conn.execute(_MERGE_FRAGMENTS, (session_id, target, wire_key, start, end))
+            conn.execute(_PUT_FRAGMENT, (session_id, target, wire_key, start, end, entry, data))
 
     def close(self) -> None:
         with self._lock:

@@ -5,6 +5,7 @@
 //! - [`encode`]: the canonical, injective byte encoding of that model.
 //! - [`digest`]: versioned BLAKE3 digests and the per-prefix chain.
 //! - [`ledger`]: the seal ledger's keys (sealed data scoped by account) and entry checks.
+//! - [`fragment`]: the checks of a store's prepared fragments.
 //! - [`parse`]: a strict JSON reader for stored conversations (a fast path
 //!   that refuses what it is not sure of).
 //! - [`wire`]: the compact JSON of request bodies (Python `json.dumps` bytes).
@@ -16,6 +17,7 @@
 
 pub mod digest;
 pub mod encode;
+pub mod fragment;
 pub mod jcs;
 pub mod ledger;
 pub mod model;

@@ -3,6 +3,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
+use thinkseal_core::fragment;
 use thinkseal_core::ledger::{self, Kind};
 
 use crate::errors::{guard, validation_error};
@@ -58,4 +59,12 @@ pub fn ledger_check<'py>(
             &ledger::entry_check(&entry_key, &key, binding),
         ))
     })
+}
+
+/// The check of a store's fragment row (`thinkseal_core::fragment`), hashed
+/// without the GIL: the data of a long session's row runs to megabytes.
+#[pyfunction]
+pub fn fragment_check<'py>(py: Python<'py>, header: &[u8], data: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    let digest = py.detach(|| fragment::check(header, data));
+    Ok(PyBytes::new(py, &digest))
 }

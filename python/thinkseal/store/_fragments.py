@@ -1,0 +1,242 @@
+"""Fragment rows: what a request to one target needs of a run of stored
+messages, kept beside the message rows (docs/persistence.md, "Prepared
+fragments").
+
+A target is an origin and a request context (``target_of``); a wire key names
+an adapter's wire form (``providers/_wire.py``'s ``WireCache`` keys). A row
+covers messages ``start..end`` of a session for one (target, wire key) and
+holds, as bytes:
+
+- the *entry* (small; every lazy load reads the entries of the session): the
+  range, how long the conversation was that set its last wire mark, the chain
+  values the message rows were stored with at ``start`` and ``end`` (what the
+  row was derived from), the system messages in the range (position and
+  digest: a lazy load reads those rows and no other before ``end``), the check
+  of the data, and a check over all of it;
+- the *data*: the wire messages of the range as the adapter encoded them, its
+  per-wire-message tallies, and the replay decisions of the range (the chain
+  value after each message as sent to the target, a reason code per message,
+  the assistant turns).
+
+The rows of one (target, wire key) link into a chain from message 0: each
+starts where the one before ends, at the same stored chain value. Nothing here
+is trusted without its checks: a row whose check fails, that does not link,
+or whose stored chain values are not the message rows' is never used, and the
+messages it covered are mapped again.
+"""
+
+from __future__ import annotations
+
+import itertools
+import struct
+import sys
+from array import array
+from collections.abc import Iterable, Sequence
+from itertools import accumulate
+from typing import Final, NamedTuple
+
+from .. import _core
+from .._binding import Origin
+from .._replay import ReplayStore
+from .._walk import CHAIN_START
+from ..providers._wire import WireCache
+
+__all__ = ["Data", "Entry", "chains_of", "encode", "read_data", "read_entry", "target_of"]
+
+ENTRY_VERSION: Final = 1
+_ENTRY: Final = struct.Struct("<BQQQ32s32sI")
+_SYSTEM: Final = struct.Struct("<Q32s")
+_DATA: Final = struct.Struct("<IBI")
+_LITTLE: Final = sys.byteorder == "little"
+
+
+def _fields(*parts: bytes) -> bytes:
+    """``parts`` length-prefixed: no two sequences of parts join alike."""
+    return b"".join(len(p).to_bytes(8, "little") + p for p in parts)
+
+
+def target_of(origin: Origin, context: bytes) -> bytes:
+    """The 32-byte key of an (origin, request context)."""
+    account = b"" if origin.account is None else b"\x01" + origin.account.encode()
+    return _core.fragment_check(
+        _fields(b"target", origin.provider.encode(), origin.model.encode(), account, context), b""
+    )
+
+
+class Entry(NamedTuple):
+    """A fragment row's entry, checked."""
+
+    target: bytes
+    wire_key: str
+    start: int
+    end: int
+    seen: int
+    row_chain_start: bytes
+    row_chain_end: bytes
+    systems: tuple[tuple[int, bytes], ...]
+    data_check: bytes
+
+
+class Data(NamedTuple):
+    """A fragment row's data: its wire messages joined by commas (``run``) and
+    their sizes, their tallies, and the replay decisions of its messages."""
+
+    run: bytes
+    sizes: array[int]
+    tallies: list[int] | None
+    codes: bytes
+    chain: bytes
+    turns: array[int]
+
+
+def _array(typecode: str, raw: bytes | memoryview) -> array[int]:
+    values = array(typecode)
+    values.frombytes(raw)
+    if not _LITTLE:
+        values.byteswap()
+    return values
+
+
+def _little(values: array[int]) -> bytes:
+    if not _LITTLE:
+        values = array(values.typecode, values)
+        values.byteswap()
+    return values.tobytes()
+
+
+def _entry_body(
+    start: int, end: int, seen: int, row_chains: tuple[bytes, bytes], systems: Sequence[tuple[int, bytes]]
+) -> bytes:
+    body = _ENTRY.pack(ENTRY_VERSION, start, end, seen, *row_chains, len(systems))
+    return body + b"".join(_SYSTEM.pack(p, d) for p, d in systems)
+
+
+def _entry_header(target: bytes, wire_key: str, body: bytes) -> bytes:
+    return _fields(b"entry", target, wire_key.encode(), body)
+
+
+def encode(
+    target: bytes,
+    wire_key: str,
+    start: int,
+    end: int,
+    seen: int,
+    row_chains: tuple[bytes, bytes],
+    systems: Sequence[tuple[int, bytes]],
+    data: Data,
+) -> tuple[bytes, bytes]:
+    """The (entry, data) bytes of a fragment row."""
+    parts = [_DATA.pack(len(data.sizes), data.tallies is not None, len(data.turns)), _little(data.sizes)]
+    if data.tallies is not None:
+        parts.append(_little(array("q", data.tallies)))
+    parts += [_little(data.turns), data.codes, data.chain, data.run]
+    blob = b"".join(parts)
+    body = _entry_body(start, end, seen, row_chains, systems)
+    body += _core.fragment_check(_fields(b"data", target, wire_key.encode(), body), blob)
+    return body + _core.fragment_check(_entry_header(target, wire_key, body), b""), blob
+
+
+def read_entry(target: object, wire_key: object, start: object, end: object, raw: object) -> Entry | None:
+    """The checked entry of a fragment row as the backend read it, or None
+    when anything of it is malformed or does not check."""
+    if type(target) is not bytes or type(wire_key) is not str or type(raw) is not bytes:
+        return None
+    if type(start) is not int or type(end) is not int or len(raw) < _ENTRY.size + 64:
+        return None
+    body, check = raw[:-32], raw[-32:]
+    if _core.fragment_check(_entry_header(target, wire_key, body), b"") != check:
+        return None
+    version, first, last, seen, chain_start, chain_end, count = _ENTRY.unpack_from(body)
+    if version != ENTRY_VERSION or (first, last) != (start, end) or not 0 <= start < end <= seen:
+        return None
+    if len(body) != _ENTRY.size + count * _SYSTEM.size + 32:
+        return None
+    systems = tuple(_SYSTEM.unpack_from(body, _ENTRY.size + i * _SYSTEM.size) for i in range(count))
+    if any(not start <= p < end for p, _ in systems):
+        return None
+    return Entry(target, wire_key, start, end, seen, chain_start, chain_end, systems, body[-32:])
+
+
+def read_data(entry: Entry, raw: object) -> Data | None:
+    """The data of ``entry``'s row, or None when it does not check or is malformed."""
+    if type(raw) is not bytes:
+        return None
+    body = _entry_body(entry.start, entry.end, entry.seen, (entry.row_chain_start, entry.row_chain_end), entry.systems)
+    if _core.fragment_check(_fields(b"data", entry.target, entry.wire_key.encode(), body), raw) != entry.data_check:
+        return None
+    try:
+        wires, tallied, turn_count = _DATA.unpack_from(raw)
+    except struct.error:
+        return None
+    view = memoryview(raw)
+    at = _DATA.size
+    messages = entry.end - entry.start
+    sizes = _array("I", view[at : at + 4 * wires])
+    at += 4 * wires
+    tallies = None
+    if tallied:
+        tallies = list(_array("q", view[at : at + 8 * wires]))
+        at += 8 * wires
+    turns = _array("q", view[at : at + 8 * turn_count])
+    at += 8 * turn_count
+    codes = raw[at : at + messages]
+    chain = raw[at + messages : at + 33 * messages]
+    at += 33 * messages
+    commas = max(wires - 1, 0)
+    if len(sizes) != wires or len(turns) != turn_count or len(chain) != 32 * messages:
+        return None
+    if at + sum(sizes) + commas != len(raw) or (turns and (turns[0] < entry.start or turns[-1] >= entry.end)):
+        return None
+    # A view into the row's bytes, not a copy: a body joins it as it is.
+    return Data(view[at:], sizes, tallies, codes, chain, turns)  # type: ignore[arg-type]
+
+
+def chains_of(entries: Iterable[Entry]) -> dict[tuple[bytes, str], list[Entry]]:
+    """Per (target, wire key), the longest run of rows linked from message 0."""
+    by_start: dict[tuple[bytes, str], dict[int, Entry]] = {}
+    for entry in entries:
+        by_start.setdefault((entry.target, entry.wire_key), {})[entry.start] = entry
+    out: dict[tuple[bytes, str], list[Entry]] = {}
+    for key, rows in by_start.items():
+        run: list[Entry] = []
+        at, chain = 0, CHAIN_START
+        while (link := rows.get(at)) is not None and link.row_chain_start == chain:
+            run.append(link)
+            at, chain = link.end, link.row_chain_end
+        if run:
+            out[key] = run
+    return out
+
+
+def restored(
+    origin: Origin, context: bytes, log: object, runs: dict[str, list[tuple[Entry, Data]]]
+) -> tuple[ReplayStore, int]:
+    """A replay store with the decisions of the longest run (and, in its slots,
+    a wire cache per wire key from that key's run), for message log ``log``;
+    and how many messages it decides."""
+    longest = max(runs.values(), key=lambda run: run[-1][0].end)
+    store = ReplayStore(origin, context)
+    store.log = log
+    for _, data in longest:
+        store.chain += data.chain
+        store.codes += data.codes
+        store.turns.extend(data.turns)
+    for wire_key, run in runs.items():
+        cache = WireCache()
+        count = 0
+        for entry, data in run:
+            if data.sizes:
+                cache.runs.append((count, data.run))
+            if data.tallies is not None and len(cache.totals) == count:
+                running = cache.totals[-1] if cache.totals else 0
+                cache.totals += itertools.islice(accumulate(data.tallies, initial=running), 1, None)
+            count += len(data.sizes)
+            cache.marks.append((entry.end, count))
+            cache.seen.append(entry.seen)
+        if len(cache.totals) != count:
+            cache.totals = []
+        cache.run_end = count
+        cache.encoded = [None] * count  # type: ignore[list-item]
+        cache.sizes = array("q", accumulate(itertools.chain.from_iterable(d.sizes for _, d in run)))
+        store.slot(wire_key, log, lambda cache=cache: cache)  # type: ignore[misc]
+    return store, longest[-1][0].end

@@ -1,0 +1,231 @@
+"""The backend primitives under the prepared fragments (``_fragments``): fragment
+rows are written, merged and read back per session, target and wire key; they
+describe the message rows, so deleting or replacing a session drops them and a
+fork starts without them; ``_rows_between`` and ``_rows_at`` give rows that
+``_row`` reads. Every backend, against its real server."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import pytest
+
+from thinkseal import Conversation
+from thinkseal.store import SQLiteStore
+
+from .conftest import Backend
+from .histories import plain
+
+T1, T2 = b"\x00target-1", b"target-2:|"
+K1, K2 = "messages", "system"
+
+
+def fragment_count(backend: Backend, session_id: str) -> int:
+    """Fragment rows (Redis: hash fields of both hashes) stored for the session, read behind the store."""
+    if backend.name == "redis":
+        client = backend.redis()
+        try:
+            return int(client.hlen(backend.key(session_id, "fe")) + client.hlen(backend.key(session_id, "fd")))
+        finally:
+            client.close()
+    table = "thinkseal_fragments" if backend.name == "sqlite" else f'"{backend.namespace}".thinkseal_fragments'
+    return int(backend.sql(f"SELECT count(*) FROM {table} WHERE session_id = ?", (session_id,))[0][0])
+
+
+def put(store: Any, session_id: str, target: bytes, wire_key: str, start: int, end: int, tag: str = "") -> None:
+    entry, data = f"entry {start}-{end}{tag}".encode(), f"data {start}-{end}{tag}".encode() * 3
+    store._put_fragment(session_id, target, wire_key, start, end, entry, data)
+
+
+def starts(store: Any, session_id: str, target: bytes, wire_key: str) -> list[int]:
+    return sorted(s for t, k, s, _, _ in store._fragment_index(session_id) if (t, k) == (target, wire_key))
+
+
+def test_fragments_are_read_back_with_and_without_their_data(store: Any) -> None:
+    sid = store.create(Conversation(plain(4)))
+    put(store, sid, T1, K1, 0, 2)
+    put(store, sid, T1, K2, 0, 4)
+    put(store, sid, T2, K1, 2, 4)
+    assert sorted(store._fragment_index(sid)) == [
+        (T1, K1, 0, 2, b"entry 0-2"),
+        (T1, K2, 0, 4, b"entry 0-4"),
+        (T2, K1, 2, 4, b"entry 2-4"),
+    ]
+    assert sorted(store._fragments(sid, T1)) == [
+        (K1, 0, 2, b"entry 0-2", b"data 0-2" * 3),
+        (K2, 0, 4, b"entry 0-4", b"data 0-4" * 3),
+    ]
+    assert store._fragments(sid, T2) == [(K1, 2, 4, b"entry 2-4", b"data 2-4" * 3)]
+    assert store._fragments(sid, b"target") == []  # a prefix of a stored target is another target
+    assert store._fragment_index(store.create()) == []
+
+
+def test_a_fragment_at_the_same_start_replaces_the_one_there(store: Any) -> None:
+    sid = store.create(Conversation(plain(4)))
+    put(store, sid, T1, K1, 1, 2)
+    put(store, sid, T1, K1, 1, 3, tag=" again")
+    assert store._fragment_index(sid) == [(T1, K1, 1, 3, b"entry 1-3 again")]
+    assert store._fragments(sid, T1) == [(K1, 1, 3, b"entry 1-3 again", b"data 1-3 again" * 3)]
+
+
+def test_a_fragment_merges_the_rows_starting_strictly_inside_it(store: Any) -> None:
+    sid = store.create(Conversation(plain(8)))
+    other = store.create(Conversation(plain(8)))
+    for start in (0, 1, 2, 4, 5, 6):
+        put(store, sid, T1, K1, start, start + 1)
+        put(store, sid, T1, K2, start, start + 1)
+        put(store, sid, T2, K1, start, start + 1)
+        put(store, other, T1, K1, start, start + 1)
+    put(store, sid, T1, K1, 0, 5, tag=" merged")
+    # 1, 2 and 4 lie inside (0, 5): merged; 0 is replaced; 5 (the end) and 6 stay
+    assert starts(store, sid, T1, K1) == [0, 5, 6]
+    assert sorted(f for f in store._fragments(sid, T1) if f[0] == K1) == [
+        (K1, 0, 5, b"entry 0-5 merged", b"data 0-5 merged" * 3),
+        (K1, 5, 6, b"entry 5-6", b"data 5-6" * 3),
+        (K1, 6, 7, b"entry 6-7", b"data 6-7" * 3),
+    ]
+    assert starts(store, sid, T1, K2) == [0, 1, 2, 4, 5, 6]
+    assert starts(store, sid, T2, K1) == [0, 1, 2, 4, 5, 6]
+    assert starts(store, other, T1, K1) == [0, 1, 2, 4, 5, 6]
+
+
+def test_a_fragment_of_a_missing_session_is_not_written(store: Any, backend: Backend) -> None:
+    put(store, "absent", T1, K1, 0, 2)
+    assert store._fragment_index("absent") == []
+    assert store._fragments("absent", T1) == []
+    assert fragment_count(backend, "absent") == 0
+    store.create(session_id="absent")
+    assert store._fragment_index("absent") == []
+
+
+def test_deleting_a_session_deletes_its_fragments(store: Any, backend: Backend) -> None:
+    sid = store.create(Conversation(plain(4)))
+    kept = store.create(Conversation(plain(4)))
+    put(store, sid, T1, K1, 0, 2)
+    put(store, kept, T1, K1, 0, 2)
+    assert fragment_count(backend, sid) > 0
+    assert store.delete(sid)
+    assert fragment_count(backend, sid) == 0
+    store.create(Conversation(plain(4)), session_id=sid)
+    assert store._fragment_index(sid) == []
+    assert store._fragment_index(kept) == [(T1, K1, 0, 2, b"entry 0-2")]
+
+
+def test_replacing_a_session_deletes_its_fragments(store: Any, backend: Backend) -> None:
+    conv = Conversation(plain(4))
+    sid = store.create(conv)
+    put(store, sid, T1, K1, 0, 2)
+    put(store, sid, T2, K2, 2, 4)
+    assert store.replace(sid, Conversation(plain(3)), expected_length=4) == 3
+    assert store._fragment_index(sid) == []
+    assert store._fragments(sid, T1) == []
+    assert fragment_count(backend, sid) == 0
+    put(store, sid, T1, K1, 0, 3)  # the session is still there to take new ones
+    assert store._fragment_index(sid) == [(T1, K1, 0, 3, b"entry 0-3")]
+
+
+def test_a_fork_copies_no_fragments(store: Any) -> None:
+    sid = store.create(Conversation(plain(6)))
+    put(store, sid, T1, K1, 0, 2)
+    put(store, sid, T1, K1, 2, 4)
+    fork = store.fork(sid, length=4)
+    assert store.load(fork) == Conversation(plain(4))
+    assert store._fragment_index(fork) == []
+    assert store._fragments(fork, T1) == []
+    assert starts(store, sid, T1, K1) == [0, 2]
+
+
+def test_rows_between_and_at_are_the_rows_row_reads(store: Any) -> None:
+    sid = store.create(Conversation(plain(6)))
+    _, raw = store._read(sid, 0)
+    expected = [store._row(sid, i, item) for i, item in enumerate(raw)]
+    assert len(expected) == 6
+
+    between = store._rows_between(sid, 1, 4)
+    assert [store._row(sid, 1 + i, item) for i, item in enumerate(between)] == expected[1:4]
+    assert [store._row(sid, 4 + i, item) for i, item in enumerate(store._rows_between(sid, 4, 10))] == expected[4:]
+    assert store._rows_between(sid, 3, 3) == []
+    assert store._rows_between("absent", 0, 3) == []
+
+    at = store._rows_at(sid, [0, 2, 5])
+    assert [store._row(sid, p, item) for p, item in zip([0, 2, 5], at, strict=True)] == [
+        expected[0],
+        expected[2],
+        expected[5],
+    ]
+    assert [store._row(sid, 3, item) for item in store._rows_at(sid, [3, 6, 9])] == [expected[3]]
+    assert store._rows_at(sid, []) == []
+    assert store._rows_at("absent", [0, 1]) == []
+
+
+# PostgreSQL's column types keep every fragment row well formed: nothing to pass over there.
+@pytest.mark.parametrize("backend", ["sqlite", "redis"], indirect=True)
+def test_malformed_fragment_rows_are_passed_over(store: Any, backend: Backend) -> None:
+    sid = store.create(Conversation(plain(4)))
+    put(store, sid, T1, K1, 0, 2)
+    index = [(T1, K1, 0, 2, b"entry 0-2")]
+    if backend.name == "sqlite":
+        backend.sql(
+            "INSERT INTO thinkseal_fragments VALUES (?, ?, ?, ?, ?, ?, ?)", (sid, T1, K2, "zero", 2, b"entry", b"data")
+        )
+        backend.sql("INSERT INTO thinkseal_fragments VALUES (?, ?, ?, ?, ?, ?, ?)", (sid, T1, b"\xff", 0, 2, b"e", 7))
+        backend.sql("INSERT INTO thinkseal_fragments VALUES (?, ?, ?, ?, ?, ?, ?)", (sid, "text", K1, 0, 2, b"e", b"d"))
+    else:
+        client = backend.redis()
+        client.hset(backend.key(sid, "fe"), mapping={b"garbage": b"2:entry", b"9:\x00target-18:messages1": b"x"})
+        client.hset(backend.key(sid, "fe"), b"9:\x00target-16:system0", b"2:entry")  # its data is missing
+        client.close()
+        index.append((T1, K2, 0, 2, b"entry"))  # the index does not read the data
+    assert store._fragment_index(sid) == index
+    assert store._fragments(sid, T1) == [(K1, 0, 2, b"entry 0-2", b"data 0-2" * 3)]
+
+
+# The tables of the release before fragments, verbatim.
+PRE_FRAGMENTS_SQLITE = """
+CREATE TABLE thinkseal_sessions (
+    session_id TEXT PRIMARY KEY,
+    length INTEGER NOT NULL,
+    chain BLOB NOT NULL,
+    contexts INTEGER NOT NULL,
+    version INTEGER NOT NULL DEFAULT 1,
+    epoch INTEGER NOT NULL DEFAULT 0,
+    metadata TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE thinkseal_messages (
+    session_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    digest BLOB NOT NULL,
+    chain BLOB NOT NULL,
+    PRIMARY KEY (session_id, position)
+) WITHOUT ROWID;
+CREATE TABLE thinkseal_contexts (
+    session_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    digest BLOB NOT NULL,
+    PRIMARY KEY (session_id, version)
+) WITHOUT ROWID;
+"""
+
+
+def test_a_sqlite_database_from_before_fragments_gets_their_table_on_open(tmp_path: Any) -> None:
+    path = str(tmp_path / "old.db")
+    with sqlite3.connect(path) as conn:
+        conn.executescript(PRE_FRAGMENTS_SQLITE)
+
+    def tables() -> set[str]:
+        with sqlite3.connect(path) as conn:
+            return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+    assert "thinkseal_fragments" not in tables()
+    store = SQLiteStore(path)
+    try:
+        assert "thinkseal_fragments" in tables()
+        sid = store.create(Conversation(plain(2)))
+        put(store, sid, T1, K1, 0, 2)
+        assert store._fragment_index(sid) == [(T1, K1, 0, 2, b"entry 0-2")]
+    finally:
+        store.close()
