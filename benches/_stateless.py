@@ -8,6 +8,10 @@ PostgreSQL and Redis where THINKSEAL_TEST_POSTGRES / THINKSEAL_TEST_REDIS name
 a server), on the workload of ``benches._workload`` (bound Anthropic tool loop):
 
 - ``load`` + ``prepare`` -> body bytes (``req.content``), µs per message;
+- ``load(lazy=True)`` + ``prepare`` for a target prepared before (the body
+  assembled from the stored fragments), and the same after another writer
+  appended 2 messages (the new turns mapped and written back), µs per message;
+  and the stored fragments' bytes per byte of the history they replace;
 - ``refresh`` + ``prepare`` after another store object (another writer) appended
   2 messages (a user turn and a bound assistant turn) to the session, the body
   ready to send (``req.content_length``: the shared chunks, not joined) and
@@ -37,6 +41,7 @@ from typing import Any
 
 from thinkseal import AssistantMessage, Conversation, ThinkingBlock, UserMessage, provider
 from thinkseal.store import PostgresStore, RedisStore, SQLiteStore, Store
+from thinkseal.store._fragments import read_data, read_entry
 from thinkseal.testing import respond
 
 from . import _peers
@@ -160,6 +165,13 @@ def measure(backend: Backend, n: int, rounds: int, step_rounds: int) -> dict[str
         assert len(full()) > n * 1_000  # warm, and the whole history went out
         load_prepare = best(full, rounds)
 
+        def lazy() -> bytes:  # a worker that holds nothing, for a target prepared before
+            return adapter.prepare(reader.load(session_id, lazy=True), model=model, max_tokens=1024).content
+
+        assert lazy() == full()  # the first one maps everything and writes the fragments back
+        lazy_prepare = best(lazy, rounds)
+        fragments = fragment_ratio(reader, session_id)
+
         held = reader.load(session_id)
         _ = adapter.prepare(held, model=model, max_tokens=1024).content_length  # the conversation a worker holds
         state: dict[str, Any] = {"held": held, "stored": stored, "i": 0}
@@ -188,17 +200,37 @@ def measure(backend: Backend, n: int, rounds: int, step_rounds: int) -> dict[str
         refresh_alone = min(refreshes)
         joined = best(lambda: step(True), step_rounds, setup=write)
         assert len(state["held"]) == len(state["stored"]) == n + NEW_TURNS * (WARM_STEPS + 2 * step_rounds)
+        # A worker that holds nothing, after another one appended 2 messages: the
+        # new turns mapped, and their fragments written back.
+        lazy_new = best(lazy, step_rounds, setup=write)
     finally:
         writer.delete(session_id)
     return {
         "load_prepare_us": load_prepare * 1e6,
         "load_prepare_us_per_msg": load_prepare / n * 1e6,
+        "lazy_prepare_us_per_msg": lazy_prepare / n * 1e6,
+        "lazy_new_turns_us_per_msg": lazy_new / n * 1e6,
+        "fragments_per_wire_byte": fragments,
         "refresh_prepare_us": ready * 1e6,
         "refresh_alone_us": refresh_alone * 1e6,
         "refresh_prepare_joined_us": joined * 1e6,
         "refresh_pct": ready / load_prepare * 100,
         "refresh_joined_pct": joined / load_prepare * 100,
     }
+
+
+def fragment_ratio(store: Store, session_id: str) -> float:
+    """Bytes of the session's fragment rows (entries and data) per byte of the
+    wire messages they hold (what a body takes from them)."""
+    stored = replaced = 0
+    for target in {target for target, *_ in store._fragment_index(session_id)}:
+        for wire_key, start, end, entry, data in store._fragments(session_id, target):
+            checked = read_entry(target, wire_key, start, end, entry)
+            read = None if checked is None else read_data(checked, data)
+            assert read is not None, "a fragment row the worker wrote does not check"
+            stored += len(entry) + len(data)
+            replaced += len(read.run)
+    return stored / replaced
 
 
 def store_rows(sizes: tuple[int, ...], rounds: Callable[[int], int], step_rounds: int) -> dict[str, Any]:

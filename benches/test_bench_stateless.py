@@ -30,8 +30,11 @@ def test_issue22_rows_once(capsys: pytest.CaptureFixture[str], monkeypatch: pyte
         assert f["load_prepare_us_per_msg"] > 0
         assert f["refresh_prepare_us"] > 0
         assert f["refresh_pct"] == pytest.approx(f["refresh_prepare_us"] / f["load_prepare_us"] * 100)
+        assert f["lazy_prepare_us_per_msg"] > 0
+        assert f["lazy_new_turns_us_per_msg"] > 0
+        assert 1.0 < f["fragments_per_wire_byte"] <= 1.2  # bytes, not time: the wire bytes and a little more
     targets = {t["path"]: t for t in figures["targets"]}
-    assert len(targets) == 2 * len(expected) + 6
+    assert len(targets) == 4 * len(expected) + 5
     fork = targets["a fork (sibling continuation), µs per unchanged message"]
     assert fork["met"] == "n/a (15,000 not run)"
     assert fork["value"][N] == figures["steady"][N]["fork_sibling_us"] / N

@@ -325,16 +325,23 @@ def _tampered(session_id: str, wire_key: str, start: int, end: int) -> None:
     )
 
 
+# How many messages before the stored run a lazy load reads too: the replay
+# decision and the wire mapping of the new turns look back a message or two
+# (the tool results before a turn, the turn a run of them answers), and a
+# touch of an unread one costs a read of its own.
+LOOK_BACK: Final = 4
+
+
 def _plan(store: Store, session_id: str) -> list[Entry]:
     """The longest run of checked fragment rows of any target (none: read every row)."""
     entries = [e for e in itertools.starmap(read_entry, store._fragment_index(session_id)) if e is not None]
     return max(chains_of(entries).values(), key=lambda run: run[-1].end, default=[])
 
 
-def _prefix_systems(store: Store, session_id: str, run: Sequence[Entry]) -> list[SystemMessage] | None:
-    """The system messages the entries of ``run`` name, read from their rows
-    (None when a row is not the system message its entry names)."""
-    named = [s for entry in run for s in entry.systems]
+def _prefix_systems(store: Store, session_id: str, run: Sequence[Entry], before: int) -> list[SystemMessage] | None:
+    """The system messages before ``before`` the entries of ``run`` name, read
+    from their rows (None when a row is not the system message its entry names)."""
+    named = [s for entry in run for s in entry.systems if s[0] < before]
     if not named:
         return []
     raw = store._rows_at(session_id, [p for p, _ in named])
@@ -352,33 +359,34 @@ def _prefix_systems(store: Store, session_id: str, run: Sequence[Entry]) -> list
 
 def load_lazy(store: Store, session_id: str, run: Sequence[Entry] | None = None) -> Conversation:
     """The session as a conversation whose messages before the longest run of
-    fragment rows (``run``; found when None) are read when first touched (see
-    the module docstring)."""
+    fragment rows (``run``; found when None), but the last ``LOOK_BACK``, are
+    read when first touched (see the module docstring)."""
     if run is None:
         run = _plan(store, session_id)
-    systems = _prefix_systems(store, session_id, run) if run else []
+    run_end = run[-1].end if run else 0
+    start = max(run_end - LOOK_BACK, 0)  # the first message read now
+    systems = _prefix_systems(store, session_id, run, start)
     if systems is None:
-        run, systems = [], []
-    loaded_from = run[-1].end if run else 0
-    head, raw = store._read_known(session_id, max(loaded_from - 1, 0))
-    current, consistent = head_checks(session_id, head)
-    if loaded_from and (loaded_from > head.length or not current or not consistent):
         return load_lazy(store, session_id, [])
-    slices = row_slices(session_id, max(loaded_from - 1, 0), head.length, raw, store._row)
+    head, raw = store._read_known(session_id, max(start - 1, 0))
+    current, consistent = head_checks(session_id, head)
+    if run_end and (run_end > head.length or not current or not consistent):
+        return load_lazy(store, session_id, [])
+    slices = row_slices(session_id, max(start - 1, 0), head.length, raw, store._row)
     chain_before = CHAIN_START
-    if loaded_from:
+    if start:
         first = next(slices)
-        if first[0].chain != run[-1].row_chain_end:  # the rows changed since the run was written
-            return load_lazy(store, session_id, [])
         chain_before = first[0].chain
         slices = itertools.chain([first[1:]], slices)
     chains: list[bytes] = []
     tail, bad = decode_messages(session_id, _tapped(slices, chains), chain_before, check=current)
+    prefix = StoredPrefix(store, session_id, head, start, {p: d for e in run for p, d in e.systems if p < start})
+    prefix.chains.add(start, chain_before)
+    prefix.chains.add_run(start + 1, b"".join(chains))
+    if run_end and prefix.chains.get(run_end) != run[-1].row_chain_end:  # the rows changed since the run was written
+        return load_lazy(store, session_id, [])
     tools, response_format, _ = decode_context(session_id, head.context, check=current)
-    prefix = StoredPrefix(store, session_id, head, loaded_from, {p: d for e in run for p, d in e.systems})
-    prefix.chains.add(loaded_from, chain_before)
-    prefix.chains.add_run(loaded_from + 1, b"".join(chains))
-    items = StoredItems([None] * loaded_from + tail, loaded_from, prefix)
+    items = StoredItems([None] * start + tail, start, prefix)
     message_log = MessageLog(items)
     message_log.source = prefix
     all_systems = tuple(systems) + tuple(m for m in tail if isinstance(m, SystemMessage))
