@@ -227,6 +227,7 @@ redis.call('HSET', KEYS[3], prefix .. ARGV[2], ARGV[5])
 return 1
 """
 
+
 # The fields, ``:fe`` values and data of one target (ARGV[1]: its prefix), flat.
 class _Keys:
     def __init__(self, prefix: str) -> None:
