@@ -137,8 +137,13 @@ def flip_a_wire_byte(value: bytes) -> bytes:
     return value[:at] + b"ANSWER 1" + value[at + 8 :]
 
 
+def flip_seen(value: bytes) -> bytes:
+    return value[:20] + bytes([value[20] ^ 1]) + value[21:]  # inside the entry's "seen" field, no other check reads
+
+
 @pytest.mark.parametrize(
-    ("column", "change"), [("data", flip_a_wire_byte), ("data", flip_last_byte), ("entry", flip_last_byte)]
+    ("column", "change"),
+    [("data", flip_a_wire_byte), ("data", flip_last_byte), ("entry", flip_last_byte), ("entry", flip_seen)],
 )
 def test_a_fragment_that_does_not_check_is_never_sent(
     backend: Backend, column: str, change: Callable[[bytes], bytes], caplog: pytest.LogCaptureFixture
@@ -151,17 +156,42 @@ def test_a_fragment_that_does_not_check_is_never_sent(
     assert fragment_rows(store, session_id)
     edit_fragment(backend, store, session_id, column, change)
     caplog.set_level(logging.WARNING, logger="thinkseal.store")
-    body = claude_body(store.load(session_id, lazy=True))
+    lazy = store.load(session_id, lazy=True)
+    if column == "entry":  # a bad entry is passed over at the load already: every row is read instead
+        assert lazy._log.items.missing == 0
+    body = claude_body(lazy)
     assert body == expected
     assert b"ANSWER 1" not in body
-    if column == "data":  # a bad entry is passed over at the load already: the rows are read instead
-        assert any("does not check" in r.getMessage() for r in caplog.records)
+    assert any("does not check" in r.getMessage() for r in caplog.records)
     # Mapped again and written back: the next worker reads fragments that check.
     caplog.clear()
     conv_again = store.load(session_id, lazy=True)
     assert claude_body(conv_again) == expected
     assert not caplog.records
     assert conv_again._log.items.missing > 0  # the next load left the stored run unread
+
+
+def test_another_targets_fragments_made_from_other_rows_are_never_sent(backend: Backend) -> None:
+    # The longest run (model B's) is this session's own, so the load reads past
+    # it; model A's run was copied in from a session whose first messages
+    # differ. Its rows check, and link; the message rows they were made from
+    # are not this session's.
+    store = backend.store()
+    mine = long_conversation(20)
+    other = mine.with_messages([SystemMessage("be brief"), UserMessage("another question"), *list(mine)[2:30]])
+    one, two = store.create(other), store.create(mine)
+    claude_body(store.load(one, lazy=True))  # model A's run of the other session
+    model_b = thinkseal.provider("anthropic").prepare(store.load(two, lazy=True), model="claude-b", max_tokens=1024)
+    assert model_b.content == fresh_claude(mine, "claude-b")
+    for target, wire_key, start, end, entry in fragment_rows(store, one):
+        data = next(r[4] for r in store._fragments(one, target) if r[0] == wire_key and r[1] == start)
+        store._put_fragment(two, target, wire_key, start, end, entry, data)
+    assert claude_body(store.load(two, lazy=True)) == fresh_claude(mine, CLAUDE.model)
+
+
+def fresh_claude(conv: Conversation, model: str) -> bytes:
+    copy = Conversation(list(conv), conv.tools, conv.response_format)
+    return thinkseal.provider("anthropic").prepare(copy, model=model, max_tokens=1024).content
 
 
 def test_fragments_made_from_other_rows_are_never_sent(backend: Backend, caplog: pytest.LogCaptureFixture) -> None:
@@ -205,9 +235,43 @@ def test_an_unread_row_of_a_replaced_session_is_a_conflict(backend: Backend) -> 
     assert lazy._log.items.missing > 0
     other = long_conversation(25).with_messages([UserMessage("replaced"), *list(long_conversation(25))[1:]])
     backend.store().replace(session_id, other, expected_length=len(conv))
-    with pytest.raises(ConflictError, match="replaced since this conversation was loaded lazily"):
+    with pytest.raises(ConflictError, match="replaced or deleted since this conversation was loaded"):
         _ = lazy.messages
     assert claude_body(store.load(session_id, lazy=True)) == claude_body(other)
+
+
+def test_a_deleted_session_s_unread_row_is_a_conflict(backend: Backend) -> None:
+    store = backend.store()
+    session_id = store.create(long_conversation(25))
+    claude_body(store.load(session_id, lazy=True))
+    lazy = store.load(session_id, lazy=True)
+    backend.store().delete(session_id)
+    with pytest.raises(ConflictError, match="replaced or deleted since this conversation was loaded"):
+        _ = lazy[0]
+
+
+def test_workers_taking_turns_keep_the_run_growing(backend: Backend, caplog: pytest.LogCaptureFixture) -> None:
+    # A stateless worker per request: load lazily, prepare, append the reply
+    # and the next question. Each request maps only what is new, writes it
+    # back (rows merged as they grow) and never fails to.
+    store = backend.store()
+    conv = long_conversation(6)
+    session_id = store.create(conv)
+    caplog.set_level(logging.WARNING, logger="thinkseal.store")
+    ends = []
+    for i in range(12):
+        lazy = store.load(session_id, lazy=True)
+        req = thinkseal.provider("anthropic").prepare(lazy, model=CLAUDE.model, max_tokens=1024)
+        assert req.content == claude_body(conv)
+        reply = AssistantMessage(f"turn {i}", [], [ThinkingBlock.Text(f"t{i}", f"s{i}")])
+        conv = respond(conv, CLAUDE, reply).append(UserMessage(f"next {i}"))
+        store.append(session_id, list(conv)[len(lazy) :], expected_length=len(lazy))
+        rows = fragment_rows(store, session_id)
+        ends.append(max(end for *_, end, _ in rows))
+        assert len(rows) <= 2 + i.bit_length()  # merged: O(log n) rows
+    assert not caplog.records
+    assert ends == sorted(ends)
+    assert ends[-1] > ends[0] + 20  # the run followed the session
 
 
 def test_replace_drops_the_fragments(backend: Backend) -> None:

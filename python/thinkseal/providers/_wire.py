@@ -143,6 +143,10 @@ def splice(body: dict[str, Any], field: str, items: Sequence[bytes]) -> Body:
     return Body(head, items, tail, field)
 
 
+def _first(run: tuple[int, bytes]) -> int:
+    return run[0]
+
+
 class WireCache:
     """Wire messages an adapter built for the settled part of one message log,
     as their JSON bytes, shared by the conversations reading that log (kept in
@@ -184,7 +188,7 @@ class WireCache:
         """Cached wire messages ``start..end``, each on its own."""
         cut: list[bytes] = []
         for i in range(start, min(end, self.run_end)):
-            first, run = self.runs[bisect_right(self.runs, (i, b"\xff")) - 1]
+            first, run = self.runs[bisect_right(self.runs, i, key=_first) - 1]
             at = self.size(i) - self.size(first) + i - first
             cut.append(memoryview(run)[at : at + self.size(i + 1) - self.size(i)])  # type: ignore[arg-type]
         return cut + self.encoded[max(start, self.run_end) : end]

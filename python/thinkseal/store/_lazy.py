@@ -35,7 +35,6 @@ from ._codec import (
     decode_context,
     decode_messages,
     head_checks,
-    missing_row,
     row_slices,
 )
 from ._fragments import Data, Entry, chains_of, encode, read_data, read_entry, restored, target_of
@@ -169,18 +168,16 @@ class StoredPrefix:
                 return
             first = max(index - 1, 0)
             raw = self.store._rows_between(self.session_id, first, end)
-            if len(raw) != end - first:
-                raise missing_row(self.session_id, first + len(raw))
             rows = [self.store._row(self.session_id, first + i, item) for i, item in enumerate(raw)]
-            chain_before = rows.pop(0).chain if index else CHAIN_START
-            if rows[-1].chain != self.chains.get(end):
+            if len(rows) != end - first or rows[-1].chain != self.chains.get(end):
                 raise ConflictError(
-                    f"session {self.session_id!r} was replaced since this conversation was loaded lazily "
-                    "(its unread messages are no longer the ones it was loaded with); load it again",
+                    f"session {self.session_id!r} was replaced or deleted since this conversation was loaded "
+                    "lazily (its unread messages are no longer the ones it was loaded with); load it again",
                     session_id=self.session_id,
                     expected_length=self.length,
                     actual_length=None,
                 )
+            chain_before = rows.pop(0).chain if index else CHAIN_START
             self.chains.add(index, chain_before)
             messages, _ = decode_messages(self.session_id, [rows], chain_before, check=self.checked)
             list.__setitem__(items, slice(index, end), messages)
