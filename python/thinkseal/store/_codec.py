@@ -467,6 +467,40 @@ def row_slices(session_id: str, start: int, end: int, raw: list[Any], row_of: Ro
         raise missing_row(session_id, position)
 
 
+FragmentIndex = tuple[bytes, str, int, int, bytes]
+FragmentRow = tuple[str, int, int, bytes, bytes]
+
+
+def fragment_index_of(row: Sequence[Any]) -> FragmentIndex | None:
+    """A fragment row's index columns (target, wire key, start, stop, entry)
+    with their types checked (a wire key may come back as bytes: SQLite keeps
+    what was written, PostgreSQL in an ``SQL_ASCII`` database), or None:
+    fragments are a cache, so a row that does not read is passed over and its
+    fragment prepared again rather than failing the load."""
+    target, wire_key, start, stop, entry = row
+    if type(wire_key) is bytes:
+        try:
+            wire_key = wire_key.decode()
+        except UnicodeDecodeError:
+            return None
+    if type(target) is not bytes or type(wire_key) is not str or type(entry) is not bytes:
+        return None
+    if type(start) is not int or type(stop) is not int:
+        return None
+    return target, wire_key, start, stop, entry
+
+
+def fragment_rows(target: bytes, rows: Iterable[Sequence[Any]]) -> list[FragmentRow]:
+    """The rows ``(wire key, start, stop, entry, data)`` of ``target`` that read
+    (``fragment_index_of``; the data bytes)."""
+    found: list[FragmentRow] = []
+    for wire_key, start, stop, entry, data in rows:
+        index = fragment_index_of((target, wire_key, start, stop, entry))
+        if index is not None and type(data) is bytes:
+            found.append((index[1], start, stop, entry, data))
+    return found
+
+
 def metadata_of(session_id: str, stored: object) -> Mapping[str, Any]:
     """The stored metadata (text, or bytes that must be UTF-8) as a read-only JSON object."""
     path = "$.metadata"

@@ -38,6 +38,8 @@ from ._codec import (
     bad_row,
     conflict,
     digest_of,
+    fragment_index_of,
+    fragment_rows,
     head_of,
     listed_id,
     listed_info,
@@ -239,23 +241,6 @@ def _first_missing(positions: Sequence[Sequence[Any]], length: int) -> int:
     return next((i for i, (p,) in enumerate(positions) if p != i), min(len(positions), length))
 
 
-def _fragment_of(row: Sequence[Any]) -> tuple[bytes, str, int, int, bytes] | None:
-    """An index row with its types checked (text may come back as bytes from a
-    ``SQL_ASCII`` database), or None: fragments are a cache, so a row that does
-    not read is passed over and its fragment prepared again."""
-    target, wire_key, start, stop, entry = row
-    if isinstance(wire_key, bytes):
-        try:
-            wire_key = wire_key.decode()
-        except UnicodeDecodeError:
-            return None
-    if type(target) is not bytes or type(wire_key) is not str or type(entry) is not bytes:
-        return None
-    if type(start) is not int or type(stop) is not int:
-        return None
-    return target, wire_key, start, stop, entry
-
-
 def _names(rows: Sequence[Sequence[Any]]) -> set[str]:
     return {r[0].decode() if isinstance(r[0], bytes) else r[0] for r in rows}
 
@@ -422,17 +407,12 @@ class PostgresStore(Store):
     def _fragment_index(self, session_id: str) -> list[tuple[bytes, str, int, int, bytes]]:
         with self._connection() as conn:
             rows = conn.execute(self._sql.fragment_index, (session_id,), binary=True).fetchall()
-        return [f for f in map(_fragment_of, rows) if f is not None]
+        return [f for f in map(fragment_index_of, rows) if f is not None]
 
     def _fragments(self, session_id: str, target: bytes) -> list[tuple[str, int, int, bytes, bytes]]:
         with self._connection() as conn:
             rows = conn.execute(self._sql.fragments, (session_id, target), binary=True).fetchall()
-        found: list[tuple[str, int, int, bytes, bytes]] = []
-        for wire_key, start, stop, entry, data in rows:
-            index = _fragment_of((target, wire_key, start, stop, entry))
-            if index is not None and type(data) is bytes:  # see _fragment_of
-                found.append((index[1], start, stop, entry, data))
-        return found
+        return fragment_rows(target, rows)
 
     def _put_fragment(
         self, session_id: str, target: bytes, wire_key: str, start: int, end: int, entry: bytes, data: bytes

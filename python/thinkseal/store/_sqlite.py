@@ -34,6 +34,8 @@ from ._codec import (
     bad_row,
     conflict,
     digest_of,
+    fragment_index_of,
+    fragment_rows,
     head_of,
     listed_id,
     listed_info,
@@ -156,21 +158,6 @@ _FORK_POSITIONS = (
 
 def _raw_bytes(raw: Sequence[Sequence[Any]]) -> int:
     return sum(len(r[1]) for r in raw if isinstance(r[1], bytes))
-
-
-def _fragment_of(row: Sequence[Any]) -> tuple[bytes, str, int, int, bytes] | None:
-    """An index row, or None when a value has the wrong type (SQLite keeps
-    whatever was written): fragments are a cache, so a bad row is passed over
-    and its fragment prepared again rather than failing the load."""
-    target, wire_key, start, stop, entry = row
-    if type(target) is not bytes or type(wire_key) is not bytes or type(entry) is not bytes:
-        return None
-    if type(start) is not int or type(stop) is not int:
-        return None
-    try:
-        return target, wire_key.decode(), start, stop, entry
-    except UnicodeDecodeError:
-        return None
 
 
 def _first_missing(positions: Sequence[object], length: int) -> int:
@@ -389,17 +376,12 @@ class SQLiteStore(Store):
     def _fragment_index(self, session_id: str) -> list[tuple[bytes, str, int, int, bytes]]:
         with self._transaction() as conn:
             rows = conn.execute(_FRAGMENT_INDEX, (session_id,)).fetchall()
-        return [f for f in map(_fragment_of, rows) if f is not None]
+        return [f for f in map(fragment_index_of, rows) if f is not None]
 
     def _fragments(self, session_id: str, target: bytes) -> list[tuple[str, int, int, bytes, bytes]]:
         with self._transaction() as conn:
             rows = conn.execute(_FRAGMENTS, (session_id, target)).fetchall()
-        found: list[tuple[str, int, int, bytes, bytes]] = []
-        for wire_key, start, stop, entry, data in rows:
-            index = _fragment_of((target, wire_key, start, stop, entry))
-            if index is not None and type(data) is bytes:  # see _fragment_of
-                found.append((index[1], start, stop, entry, data))
-        return found
+        return fragment_rows(target, rows)
 
     def _put_fragment(
         self, session_id: str, target: bytes, wire_key: str, start: int, end: int, entry: bytes, data: bytes
