@@ -583,8 +583,8 @@ class RedisStore(Store):
         # row whose data changed between them does not check).
         entries_key, data_key = self._keys.fragments(session_id)
         prefix = _fragment_prefix(target)
-        entries: dict[bytes, bytes] = _script(session_id, lambda: self._client.hgetall(entries_key))
-        fields = [f for f in entries if f.startswith(prefix)]
+        entries = _script(session_id, lambda: self._client.hgetall(entries_key))
+        fields = [f for f in entries if isinstance(f, bytes) and f.startswith(prefix)]
         if not fields:
             return []
         values = _script(session_id, lambda: self._client.hmget(data_key, fields))
