@@ -874,6 +874,20 @@ def test_ledger_entry_keys_survive_hostile_arguments(secret):
 @pytest.mark.parametrize(
     "args",
     [
+        pytest.param((b"", b""), id="empty"),
+        pytest.param((b"h", b"x" * 3_000_000), id="large-data"),  # hashed on several threads
+        pytest.param(("text", b"d"), id="header-str"),
+        pytest.param((b"h", None), id="data-none"),
+        pytest.param((b"h", memoryview(b"view")), id="data-view"),
+    ],
+)
+def test_fragment_checks_survive_hostile_arguments(args):
+    survive(_core.fragment_check, *args)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
         pytest.param((b'{"messages":[1,2]}', "messages"), id="plain"),
         pytest.param((b"[" * 100_000, "messages"), id="deep"),
         pytest.param((b'{"messages":[' + b"[" * 100_000 + b"]}", "messages"), id="deep-unclosed"),
@@ -907,6 +921,7 @@ def test_every_core_function_is_exercised():
         "ledger_keys",
         "ledger_entry_key",
         "ledger_check",
+        "fragment_check",
         "member_spans",
         "member_span",
         "member_elements",

@@ -165,9 +165,13 @@ def read_data(entry: Entry, raw: object) -> Data | None:
     if _core.fragment_check(_fields(b"data", entry.target, entry.wire_key.encode(), body), raw) != entry.data_check:
         return None
     try:
-        wires, tallied, turn_count = _DATA.unpack_from(raw)
-    except struct.error:
+        return _parsed(entry, raw)
+    except (struct.error, ValueError):  # checks, yet malformed: written by something else than ``encode``
         return None
+
+
+def _parsed(entry: Entry, raw: bytes) -> Data | None:
+    wires, tallied, turn_count = _DATA.unpack_from(raw)
     view = memoryview(raw)
     at = _DATA.size
     messages = entry.end - entry.start
