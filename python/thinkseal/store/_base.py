@@ -588,6 +588,12 @@ class AsyncStore(abc.ABC):
     async def close(self) -> None:
         """Release the connections this store opened (not ones it was given)."""
 
+    @abc.abstractmethod
+    def _lazy_twin(self) -> Store:
+        """A sync store of the same database, made once, that lazy loads read
+        and write through (in worker threads, but for a touch of an unread
+        message); ``close`` closes it."""
+
     async def create(
         self,
         conversation: Conversation | None = None,
@@ -601,8 +607,12 @@ class AsyncStore(abc.ABC):
         await self._insert(session_id, rows, chain, context, text)
         return session_id
 
-    async def load(self, session_id: str) -> Conversation:
+    async def load(self, session_id: str, *, lazy: bool = False) -> Conversation:
         session_id = check_session_id(session_id)
+        if not isinstance(lazy, bool):
+            raise ValidationError("lazy: expected bool", path="lazy")
+        if lazy:  # read in a worker thread through a sync store of the same database; see docs/store.md
+            return await asyncio.to_thread(load_lazy, self._lazy_twin(), session_id, None, True)
         head, raw = await self._read_known(session_id, 0)
         return (await self._off_loop(raw, self._build, session_id, head, raw))[0]
 

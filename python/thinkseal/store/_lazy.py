@@ -19,6 +19,7 @@ import logging
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from threading import Lock
 from typing import TYPE_CHECKING, Any, Final, SupportsIndex
 
@@ -30,6 +31,7 @@ from .._replay import MessageLog, Replay, remember
 from .._walk import CHAIN_START
 from ..providers._wire import WireCache
 from ._codec import (
+    FragmentRow,
     Head,
     MessageRow,
     decode_context,
@@ -146,7 +148,15 @@ class StoredPrefix:
     the session, the stored chain values read, the system messages before
     the unread rows, and the runs of fragment rows it restored or wrote."""
 
-    def __init__(self, store: Store, session_id: str, head: Head, loaded_from: int, systems: dict[int, bytes]) -> None:
+    def __init__(
+        self,
+        store: Store,
+        session_id: str,
+        head: Head,
+        loaded_from: int,
+        systems: dict[int, bytes],
+        prefetched: dict[bytes, list[FragmentRow]] | None = None,
+    ) -> None:
         self.store = store
         self.session_id = session_id
         self.length = head.length  # rows past this are not stored (yet): nothing of them is written back
@@ -157,6 +167,12 @@ class StoredPrefix:
         self.runs: dict[tuple[bytes, str], list[tuple[int, int]]] = {}
         self.restored: set[bytes] = set()
         self.lock = Lock()
+        # Loaded for an event loop (``AsyncStore.load(..., lazy=True)``): every
+        # target's fragment rows read at the load, in its worker thread, so
+        # ``prepare`` reads nothing; and the write-backs made in a thread of
+        # their own (``pending``), so it writes nothing either.
+        self.prefetched = prefetched
+        self.pending: list[Future[None]] = []
 
     # -- the unread rows ----------------------------------------------------------
 
@@ -196,7 +212,10 @@ class StoredPrefix:
             if target in self.restored:
                 return
             self.restored.add(target)
-        rows = self.store._fragments(self.session_id, target)
+        if self.prefetched is None:
+            rows = self.store._fragments(self.session_id, target)
+        else:
+            rows = self.prefetched.pop(target, [])
         raw_data: dict[tuple[str, int], object] = {}
         entries: list[Entry] = []
         for wire_key, start, end, raw_entry, raw in rows:
@@ -248,8 +267,24 @@ class StoredPrefix:
 
     def after_prepare(self, replay: Replay) -> None:
         """Write what ``replay``'s request decided and mapped past the stored
-        run of each wire key as a fragment row. A failure is logged, never
-        raised: the request is ready whether or not its fragments are kept."""
+        run of each wire key as a fragment row (for an event loop, in the
+        background). A failure is logged, never raised: the request is ready
+        whether or not its fragments are kept."""
+        if self.prefetched is None:
+            self._write_back(replay)
+            return
+        with self.lock:
+            self.pending = [f for f in self.pending if not f.done()]
+            self.pending.append(_writer().submit(self._write_back, replay))
+
+    def flush(self) -> None:
+        """Wait for the write-backs made in the background."""
+        with self.lock:
+            pending = list(self.pending)
+        for future in pending:
+            future.result()
+
+    def _write_back(self, replay: Replay) -> None:
         try:
             target = target_of(replay.origin, replay.context)
             for wire_key, cache in replay.store.slots_of(replay.log):
@@ -329,10 +364,26 @@ def _tampered(session_id: str, wire_key: str, start: int, end: int) -> None:
 LOOK_BACK: Final = 4
 
 
-def _plan(store: Store, session_id: str) -> list[Entry]:
-    """The longest run of checked fragment rows of any target (none: read every row)."""
-    entries = [e for e in itertools.starmap(read_entry, store._fragment_index(session_id)) if e is not None]
-    return max(chains_of(entries).values(), key=lambda run: run[-1].end, default=[])
+def _plan(store: Store, session_id: str) -> tuple[list[Entry], set[bytes]]:
+    """The longest run of checked fragment rows of any target (none: read
+    every row), and the targets that have fragment rows."""
+    index = store._fragment_index(session_id)
+    entries = [e for e in itertools.starmap(read_entry, index) if e is not None]
+    return max(chains_of(entries).values(), key=lambda run: run[-1].end, default=[]), {row[0] for row in index}
+
+
+_WRITER: ThreadPoolExecutor | None = None
+_WRITER_LOCK = Lock()
+
+
+def _writer() -> ThreadPoolExecutor:
+    """The thread that writes the fragments of conversations loaded for an
+    event loop (one: writes of one session are made in order)."""
+    global _WRITER  # noqa: PLW0603 - made on first use: most processes never load lazily for an event loop
+    with _WRITER_LOCK:
+        if _WRITER is None:
+            _WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thinkseal-fragments")
+        return _WRITER
 
 
 def _prefix_systems(store: Store, session_id: str, run: Sequence[Entry], before: int) -> list[SystemMessage] | None:
@@ -354,21 +405,26 @@ def _prefix_systems(store: Store, session_id: str, run: Sequence[Entry], before:
     return found
 
 
-def load_lazy(store: Store, session_id: str, run: Sequence[Entry] | None = None) -> Conversation:
+def load_lazy(
+    store: Store, session_id: str, run: Sequence[Entry] | None = None, for_event_loop: bool = False
+) -> Conversation:
     """The session as a conversation whose messages before the longest run of
     fragment rows (``run``; found when None), but the last ``LOOK_BACK``, are
-    read when first touched (see the module docstring)."""
+    read when first touched (see the module docstring). ``for_event_loop``:
+    every target's fragment rows are read now, and written back in the
+    background (``StoredPrefix``)."""
+    targets: set[bytes] = set()
     if run is None:
-        run = _plan(store, session_id)
+        run, targets = _plan(store, session_id)
     run_end = run[-1].end if run else 0
     start = max(run_end - LOOK_BACK, 0)  # the first message read now
     systems = _prefix_systems(store, session_id, run, start)
     if systems is None:
-        return load_lazy(store, session_id, [])
+        return load_lazy(store, session_id, [], for_event_loop)
     head, raw = store._read_known(session_id, max(start - 1, 0))
     current, consistent = head_checks(session_id, head)
     if run_end and (run_end > head.length or not current or not consistent):
-        return load_lazy(store, session_id, [])
+        return load_lazy(store, session_id, [], for_event_loop)
     slices = row_slices(session_id, max(start - 1, 0), head.length, raw, store._row)
     chain_before = CHAIN_START
     if start:
@@ -377,11 +433,13 @@ def load_lazy(store: Store, session_id: str, run: Sequence[Entry] | None = None)
         slices = itertools.chain([first[1:]], slices)
     chains: list[bytes] = []
     tail, bad = decode_messages(session_id, _tapped(slices, chains), chain_before, check=current)
-    prefix = StoredPrefix(store, session_id, head, start, {p: d for e in run for p, d in e.systems if p < start})
+    prefetched = {t: store._fragments(session_id, t) for t in targets} if for_event_loop else None
+    systems_before = {p: d for e in run for p, d in e.systems if p < start}
+    prefix = StoredPrefix(store, session_id, head, start, systems_before, prefetched)
     prefix.chains.add(start, chain_before)
     prefix.chains.add_run(start + 1, b"".join(chains))
     if run_end and prefix.chains.get(run_end) != run[-1].row_chain_end:  # the rows changed since the run was written
-        return load_lazy(store, session_id, [])
+        return load_lazy(store, session_id, [], for_event_loop)
     tools, response_format, _ = decode_context(session_id, head.context, check=current)
     items = StoredItems([None] * start + tail, start, prefix)
     message_log = MessageLog(items)

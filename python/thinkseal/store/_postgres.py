@@ -442,10 +442,12 @@ class AsyncPostgresStore(AsyncStore):
         super().__init__()
         self._conninfo = conninfo
         self._kwargs = connect_kwargs
+        self._schema = schema
         self._sql = _SQL(schema)
         self._free: list[psycopg.AsyncConnection[tuple[Any, ...]]] = []
         self._all: list[psycopg.AsyncConnection[tuple[Any, ...]]] = []
         self._ready = False
+        self._twin: PostgresStore | None = None
 
     @staticmethod
     def _row(session_id: str, position: int, item: Any) -> MessageRow:
@@ -597,7 +599,15 @@ class AsyncPostgresStore(AsyncStore):
         except psycopg.errors.SerializationFailure:
             raise conflict(session_id, None, None) from None
 
+    def _lazy_twin(self) -> PostgresStore:
+        if self._twin is None:
+            self._twin = PostgresStore(self._conninfo, schema=self._schema, **self._kwargs)
+        return self._twin
+
     async def close(self) -> None:
         conns, self._all, self._free = self._all, [], []
         for conn in conns:
             await conn.close()
+        twin, self._twin = self._twin, None
+        if twin is not None:
+            await asyncio.to_thread(twin.close)

@@ -613,6 +613,8 @@ class AsyncRedisStore(AsyncStore):
         super().__init__()
         self._client: redis.asyncio.Redis = redis.asyncio.Redis.from_url(url, decode_responses=False, **client_kwargs)
         self._keys = _Keys(prefix)
+        self._twin_args = (url, prefix, client_kwargs)
+        self._twin: RedisStore | None = None
         register = self._client.register_script
         self._create = register(_CREATE)
         self._append = register(_APPEND)
@@ -712,5 +714,14 @@ class AsyncRedisStore(AsyncStore):
         result = await _ascript(source, lambda: self._fork_script(keys, [length, session_id, CHAIN_START]))
         _forked(source, session_id, result)
 
+    def _lazy_twin(self) -> RedisStore:
+        if self._twin is None:
+            url, prefix, client_kwargs = self._twin_args
+            self._twin = RedisStore(url, prefix=prefix, **client_kwargs)
+        return self._twin
+
     async def close(self) -> None:
         await self._client.aclose()
+        twin, self._twin = self._twin, None
+        if twin is not None:
+            twin.close()

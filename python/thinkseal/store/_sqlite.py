@@ -449,5 +449,8 @@ class AsyncSQLiteStore(AsyncStore):
     async def _fork(self, source: str, length: int, session_id: str) -> None:
         await asyncio.to_thread(self.sync._fork, source, length, session_id)
 
+    def _lazy_twin(self) -> SQLiteStore:
+        return self.sync
+
     async def close(self) -> None:
         await asyncio.to_thread(self.sync.close)

@@ -1,0 +1,132 @@
+"""Lazy loads for an event loop (``AsyncStore.load(session_id, lazy=True)``):
+the bodies are the fresh conversation's, byte for byte; the load reads every
+target's fragment rows in its worker thread and ``prepare`` reads and writes
+nothing on the loop (the write-back runs in a thread of its own); workers
+taking turns keep the stored run growing. Every backend, against its real
+server."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import thinkseal
+from thinkseal import AssistantMessage, Conversation, Origin, ThinkingBlock, UserMessage
+from thinkseal.providers import PROVIDER_IDS
+from thinkseal.testing import respond
+
+from ..providers.random_histories import MODELS, play, steps
+from ..providers.sealed import OPTIONS
+from .conftest import Backend
+from .test_lazy_load import CLAUDE, claude_body, fresh_body, long_conversation, reply_from
+
+
+async def lazy_body(store: Any, session_id: str, target: str, model: str = MODELS[0]) -> bytes:
+    conv = await store.load(session_id, lazy=True)
+    body = thinkseal.provider(target).prepare(conv, model=model, **OPTIONS[target]).content
+    await asyncio.to_thread(conv._log.source.flush)  # the write-back, made in the background
+    return body
+
+
+@settings(
+    max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None
+)
+@given(script=steps, target=st.sampled_from(PROVIDER_IDS))
+def test_bodies_equal_fresh_bodies(backend: Backend, script: list[Any], target: str) -> None:
+    conv = play(script).conv
+    longer = respond(conv, Origin(target, MODELS[0]), reply_from(target, 90)).append(UserMessage("again"))
+
+    async def main() -> list[bytes]:
+        async with backend.async_store() as store:
+            session_id = await store.create(conv)
+            try:
+                bodies = [await lazy_body(store, session_id, target), await lazy_body(store, session_id, target)]
+                await store.append(session_id, list(longer)[len(conv) :], expected_length=len(conv))
+                bodies += [await lazy_body(store, session_id, target), await lazy_body(store, session_id, target)]
+                return bodies
+            finally:
+                await store.delete(session_id)
+
+    first, second, third, fourth = asyncio.run(main())
+    assert first == second == fresh_body(target, conv)
+    assert third == fourth == fresh_body(target, longer)
+
+
+def test_prepare_reads_and_writes_nothing_on_the_event_loop(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    conv = long_conversation(30)
+    calls: list[tuple[str, str]] = []
+
+    async def main() -> tuple[bytes, Any]:
+        async with backend.async_store() as store:
+            session_id = await store.create(conv)
+            assert await lazy_body(store, session_id, "anthropic", CLAUDE.model) == claude_body(conv)
+            twin = store._lazy_twin()
+            for name in ("_fragments", "_put_fragment", "_rows_between", "_rows_at", "_fragment_index", "_read"):
+                method = getattr(twin, name)
+
+                def recorded(*args: Any, _name: str = name, _method: Any = method) -> Any:
+                    calls.append((_name, threading.current_thread().name))
+                    return _method(*args)
+
+                monkeypatch.setattr(twin, name, recorded)
+            lazy = await store.load(session_id, lazy=True)
+            loop_thread = threading.current_thread().name
+            calls.clear()
+            more = lazy.append(UserMessage("one more"))
+            req = thinkseal.provider("anthropic").prepare(more, model=CLAUDE.model, max_tokens=1024)
+            on_loop = [c for c in calls if c[1] == loop_thread]
+            await asyncio.to_thread(lazy._log.source.flush)
+            return req.content, on_loop
+
+    body, on_loop = asyncio.run(main())
+    assert body == claude_body(conv.append(UserMessage("one more")))
+    assert on_loop == []
+
+
+def test_workers_taking_turns_keep_the_run_growing(backend: Backend, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="thinkseal.store")
+
+    async def main() -> tuple[list[int], list[bool]]:
+        conv = long_conversation(6)
+        ends: list[int] = []
+        equal: list[bool] = []
+        async with backend.async_store() as store:
+            session_id = await store.create(conv)
+            for i in range(8):
+                lazy = await store.load(session_id, lazy=True)
+                req = thinkseal.provider("anthropic").prepare(lazy, model=CLAUDE.model, max_tokens=1024)
+                equal.append(req.content == claude_body(conv))
+                await asyncio.to_thread(lazy._log.source.flush)
+                reply = AssistantMessage(f"turn {i}", [], [ThinkingBlock.Text(f"t{i}", f"s{i}")])
+                conv = respond(conv, CLAUDE, reply).append(UserMessage(f"next {i}"))
+                await store.append(session_id, list(conv)[len(lazy) :], expected_length=len(lazy))
+                rows = store._lazy_twin()._fragment_index(session_id)
+                ends.append(max(end for *_, end, _ in rows))
+        return ends, equal
+
+    ends, equal = asyncio.run(main())
+    assert all(equal)
+    assert not caplog.records
+    assert ends == sorted(ends)
+    assert ends[-1] > ends[0] + 10
+
+
+def test_close_closes_the_sync_store_it_made(backend: Backend) -> None:
+    async def main() -> Any:
+        store = backend.async_store()
+        twin = store._lazy_twin()
+        assert store._lazy_twin() is twin  # made once
+        session_id = await store.create(Conversation([UserMessage("q")]))
+        await store.load(session_id, lazy=True)
+        await store.close()
+        return twin
+
+    twin = asyncio.run(main())
+    with pytest.raises(Exception):  # noqa: B017, PT011 - each driver's own "closed" error
+        twin.length("anything")
