@@ -168,7 +168,8 @@ def fragments(data: bytes) -> None:
     read = read_data(checked._replace(data_check=_core.fragment_check(header, data)), data)
     if read is not None:
         assert len(read.run) == sum(read.sizes) + max(len(read.sizes) - 1, 0), "the run is not its sizes"
-        assert len(read.codes) == 3 and len(read.chain) == 96, "the decisions are not the range's"
+        assert len(read.codes) == 3, "the reason codes are not the range's"
+        assert len(read.chain) == 96, "the chain values are not the range's"
 
 
 def _targets() -> dict[str, Callable[[bytes], None]]:
