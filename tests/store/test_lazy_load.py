@@ -55,13 +55,14 @@ def fragment_rows(store: Any, session_id: str) -> list[tuple[bytes, str, int, in
     return store._fragment_index(session_id)
 
 
-def the_store(backend: Backend) -> Any:
-    """One store per backend for every example of a hypothesis test."""
-    store = getattr(backend, "_lazy_store", None)
-    if store is None:
-        store = backend.store()
-        backend._lazy_store = store  # type: ignore[attr-defined]
-    return store
+def the_store(backend: Backend, role: str = "worker") -> Any:
+    """One store per backend and role for every example of a hypothesis test
+    (a store per example would open a connection each: more than a database
+    server takes)."""
+    stores = backend.__dict__.setdefault("_lazy_stores", {})
+    if role not in stores:
+        stores[role] = backend.store()
+    return stores[role]
 
 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None)
@@ -80,7 +81,7 @@ def test_bodies_from_stored_fragments_equal_fresh_bodies(backend: Backend, scrip
         assert lazy_body(store, session_id, target) == expected  # maps, writes fragments back
         assert lazy_body(store, session_id, target) == expected  # from the fragments
         longer = respond(conv, Origin(target, MODELS[0]), reply_from(target, 90)).append(UserMessage("again"))
-        backend.store().append(session_id, list(longer)[len(conv) :], expected_length=len(conv))
+        the_store(backend, "writer").append(session_id, list(longer)[len(conv) :], expected_length=len(conv))
         assert lazy_body(store, session_id, target) == fresh_body(target, longer)
         assert lazy_body(store, session_id, target) == fresh_body(target, longer)
         # Another model: no fragments of its own yet, then its own.
