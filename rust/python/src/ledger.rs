@@ -64,7 +64,7 @@ pub fn ledger_check<'py>(
 /// The check of a store's fragment row (`thinkseal_core::fragment`), hashed
 /// without the GIL: the data of a long session's row runs to megabytes.
 #[pyfunction]
-pub fn fragment_check<'py>(py: Python<'py>, header: &[u8], data: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+pub fn fragment_check<'py>(py: Python<'py>, header: &[u8], data: &[u8]) -> Bound<'py, PyBytes> {
     let digest = py.detach(|| fragment::check(header, data));
-    Ok(PyBytes::new(py, &digest))
+    PyBytes::new(py, &digest)
 }
