@@ -188,7 +188,9 @@ class Conversation(Frozen):
             if len(log.items) == self._len:
                 log.items.extend(new)
             else:  # another conversation already appended to this prefix: branch
-                log = MessageLog(log.items[: self._len] + new)
+                branch = log.items[: self._len]
+                branch += new
+                log = MessageLog(branch)
         new_systems = tuple(m for m in new if isinstance(m, SystemMessage))
         child = Conversation.__new__(Conversation)
         child._setup(

@@ -127,8 +127,8 @@ class ReplayStore:
         """A private copy of the first ``length`` entries (a branch of history),
         with the forkable slots of this store's log carried over."""
         copy = ReplayStore(self.origin, self.context)
-        copy.chain[:] = self.chain[: 32 * length]
-        copy.codes[:] = self.codes[:length]
+        copy.chain = self.chain[: 32 * length]  # a bytearray slice is a new bytearray: one copy
+        copy.codes = self.codes[:length]
         copy.turns = self.turns[: bisect_left(self.turns, length)]
         copy.log = log
         with self._lock:
