@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import thinkseal
-from thinkseal import Conversation, ThinksealError, UserMessage, _core, _load
+from thinkseal import Conversation, ThinksealError, UserMessage, _load
 from thinkseal.providers import PROVIDER_IDS, PreparedRequest
 
 # The least options each adapter needs to prepare a request (those the
@@ -157,15 +157,13 @@ def fragments(data: bytes) -> None:
     """The bytes as a fragment row's data, with a check made for them (the
     check's key is public: anyone who writes the store can make one), read
     back: a ``Data`` that holds together, or None; never an exception."""
-    from thinkseal.store._fragments import Data, encode, read_data, read_entry  # noqa: PLC0415 - the store's only
+    from thinkseal.store._fragments import Data, data_check, encode, read_data, read_entry  # noqa: PLC0415 - the store's only
 
     empty = Data(b"", array("I"), None, b"\0" * 3, b"c" * 96, array("q"))
     entry, _ = encode(_FRAGMENT_TARGET, "messages", 10, 13, 13, _FRAGMENT_CHAINS, [], empty)
     checked = read_entry(_FRAGMENT_TARGET, "messages", 10, 13, entry)
     assert checked is not None
-    body = entry[:-64]
-    header = b"".join(len(p).to_bytes(8, "little") + p for p in (b"data", _FRAGMENT_TARGET, b"messages", body))
-    read = read_data(checked._replace(data_check=_core.fragment_check(header, data)), data)
+    read = read_data(checked._replace(data_check=data_check(checked, data)), data)
     if read is not None:
         assert len(read.run) == sum(read.sizes) + max(len(read.sizes) - 1, 0), "the run is not its sizes"
         assert len(read.codes) == 3, "the reason codes are not the range's"

@@ -41,7 +41,7 @@ from .._replay import ReplayStore
 from .._walk import CHAIN_START
 from ..providers._wire import WireCache
 
-__all__ = ["Data", "Entry", "chains_of", "encode", "read_data", "read_entry", "target_of"]
+__all__ = ["Data", "Entry", "chains_of", "data_check", "encode", "read_data", "read_entry", "target_of"]
 
 ENTRY_VERSION: Final = 1
 _ENTRY: Final = struct.Struct("<BQQQ32s32sI")
@@ -75,6 +75,7 @@ class Entry(NamedTuple):
     row_chain_end: bytes
     systems: tuple[tuple[int, bytes], ...]
     data_check: bytes
+    fields: bytes  # the entry's bytes before its checks: what the data check covers beside the data
 
 
 class Data(NamedTuple):
@@ -132,8 +133,17 @@ def encode(
     parts += [_little(data.turns), data.codes, data.chain, data.run]
     blob = b"".join(parts)
     body = _entry_body(start, end, seen, row_chains, systems)
-    body += _core.fragment_check(_fields(b"data", target, wire_key.encode(), body), blob)
+    body += _data_check(target, wire_key, body, blob)
     return body + _core.fragment_check(_entry_header(target, wire_key, body), b""), blob
+
+
+def _data_check(target: bytes, wire_key: str, fields: bytes, data: bytes) -> bytes:
+    return _core.fragment_check(_fields(b"data", target, wire_key.encode(), fields), data)
+
+
+def data_check(entry: Entry, data: bytes) -> bytes:
+    """The check ``entry``'s row's data must have to be read."""
+    return _data_check(entry.target, entry.wire_key, entry.fields, data)
 
 
 def read_entry(target: object, wire_key: object, start: object, end: object, raw: object) -> Entry | None:
@@ -154,15 +164,14 @@ def read_entry(target: object, wire_key: object, start: object, end: object, raw
     systems = tuple(_SYSTEM.unpack_from(body, _ENTRY.size + i * _SYSTEM.size) for i in range(count))
     if any(not start <= p < end for p, _ in systems):
         return None
-    return Entry(target, wire_key, start, end, seen, chain_start, chain_end, systems, body[-32:])
+    return Entry(target, wire_key, start, end, seen, chain_start, chain_end, systems, body[-32:], body[:-32])
 
 
 def read_data(entry: Entry, raw: object) -> Data | None:
     """The data of ``entry``'s row, or None when it does not check or is malformed."""
     if type(raw) is not bytes:
         return None
-    body = _entry_body(entry.start, entry.end, entry.seen, (entry.row_chain_start, entry.row_chain_end), entry.systems)
-    if _core.fragment_check(_fields(b"data", entry.target, entry.wire_key.encode(), body), raw) != entry.data_check:
+    if data_check(entry, raw) != entry.data_check:
         return None
     try:
         return _parsed(entry, raw)
