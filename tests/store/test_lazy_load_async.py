@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import threading
 from typing import Any
 
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 import thinkseal
 from thinkseal import AssistantMessage, Conversation, Origin, ThinkingBlock, UserMessage
 from thinkseal.providers import PROVIDER_IDS
+from thinkseal.store import PostgresStore, SQLiteStore
 from thinkseal.testing import respond
 
 from ..providers.random_histories import MODELS, play, steps
@@ -117,16 +119,34 @@ def test_workers_taking_turns_keep_the_run_growing(backend: Backend, caplog: pyt
     assert ends[-1] > ends[0] + 10
 
 
+def open_connections(twin: Any) -> int:
+    """The connections the sync store holds open (PostgreSQL and Redis stores
+    open new ones when used again after ``close``: what closing does is let
+    go of the ones they hold)."""
+    if isinstance(twin, SQLiteStore):
+        try:
+            twin._conn.execute("SELECT 1")
+        except sqlite3.ProgrammingError:  # closed
+            return 0
+        return 1
+    if isinstance(twin, PostgresStore):
+        return len(twin._all)
+    pool = twin._client.connection_pool
+    return sum(c._sock is not None for c in pool._available_connections)
+
+
 def test_close_closes_the_sync_store_it_made(backend: Backend) -> None:
-    async def main() -> Any:
+    async def main() -> tuple[int, int]:
         store = backend.async_store()
         twin = store._lazy_twin()
         assert store._lazy_twin() is twin  # made once
         session_id = await store.create(Conversation([UserMessage("q")]))
         await store.load(session_id, lazy=True)
+        assert twin.length(session_id) == 1  # of the same database
+        before = open_connections(twin)
         await store.close()
-        return twin
+        return before, open_connections(twin)
 
-    twin = asyncio.run(main())
-    with pytest.raises(Exception):  # noqa: B017, PT011 - each driver's own "closed" error
-        twin.length("anything")
+    before, after = asyncio.run(main())
+    assert before >= 1
+    assert after == 0
