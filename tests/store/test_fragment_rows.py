@@ -229,3 +229,50 @@ def test_a_sqlite_database_from_before_fragments_gets_their_table_on_open(tmp_pa
         assert store._fragment_index(sid) == [(T1, K1, 0, 2, b"entry 0-2")]
     finally:
         store.close()
+
+
+# The first form of the fragments table (WITHOUT ROWID): a row's key was the
+# whole row, so finding a row read its data whole.
+FIRST_FRAGMENTS_SQLITE = """
+CREATE TABLE thinkseal_fragments (
+    session_id TEXT NOT NULL,
+    target BLOB NOT NULL,
+    wire_key TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    stop INTEGER NOT NULL,
+    entry BLOB NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (session_id, target, wire_key, start)
+) WITHOUT ROWID;
+"""
+
+
+def test_a_sqlite_database_with_the_first_fragments_table_gets_the_keyed_one_on_open(tmp_path: Any) -> None:
+    path = str(tmp_path / "first.db")
+    first = SQLiteStore(path)
+    sid = first.create(Conversation(plain(3)))
+    first.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP TABLE thinkseal_fragments")
+        conn.executescript(FIRST_FRAGMENTS_SQLITE)
+        conn.execute(
+            "INSERT INTO thinkseal_fragments VALUES (?, ?, ?, 0, 2, ?, ?)", (sid, T1, K1, b"old entry", b"old data")
+        )
+    store = SQLiteStore(path)
+    try:
+        # A cache over the message rows: its rows go with the old table, the sessions stay.
+        assert store._fragment_index(sid) == []
+        assert store.load(sid) == Conversation(plain(3))
+        put(store, sid, T1, K1, 0, 2)
+        put(store, sid, T1, K1, 0, 2, tag="again")  # the key index keeps one row per key
+        assert store._fragments(sid, T1) == [(K1, 0, 2, b"entry 0-2again", b"data 0-2again" * 3)]
+        with sqlite3.connect(path) as conn:
+            (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'thinkseal_fragments'").fetchone()
+            plan = conn.execute(
+                "EXPLAIN QUERY PLAN SELECT entry FROM thinkseal_fragments WHERE session_id = ? AND target = ?",
+                (sid, T1),
+            ).fetchall()
+        assert "WITHOUT ROWID" not in sql
+        assert any("thinkseal_fragments_key" in str(row) for row in plan)
+    finally:
+        store.close()
