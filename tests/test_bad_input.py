@@ -871,18 +871,29 @@ def test_ledger_entry_keys_survive_hostile_arguments(secret):
     survive(_core.ledger_entry_key, secret)
 
 
+KEY = bytes(32)
+
+
 @pytest.mark.parametrize(
     "args",
     [
-        pytest.param((b"", b""), id="empty"),
-        pytest.param((b"h", b"x" * 3_000_000), id="large-data"),  # hashed on several threads
-        pytest.param(("text", b"d"), id="header-str"),
-        pytest.param((b"h", None), id="data-none"),
-        pytest.param((b"h", memoryview(b"view")), id="data-view"),
+        pytest.param((KEY, b"", b""), id="empty"),
+        pytest.param((KEY, b"h", b"x" * 3_000_000), id="large-data"),  # hashed on several threads
+        pytest.param((KEY, "text", b"d"), id="header-str"),
+        pytest.param((KEY, b"h", None), id="data-none"),
+        pytest.param((KEY, b"h", memoryview(b"view")), id="data-view"),
+        pytest.param((b"short", b"h", b"d"), id="key-short"),
+        pytest.param((None, b"h", b"d"), id="key-none"),
+        pytest.param(("k" * 32, b"h", b"d"), id="key-str"),
     ],
 )
 def test_fragment_checks_survive_hostile_arguments(args):
     survive(_core.fragment_check, *args)
+
+
+@pytest.mark.parametrize("secret", [b"", b"s" * 1_000_000, "text", None, 3, memoryview(b"view")])
+def test_fragment_keys_survive_hostile_arguments(secret):
+    survive(_core.fragment_key, secret)
 
 
 @pytest.mark.parametrize(
@@ -922,6 +933,7 @@ def test_every_core_function_is_exercised():
         "ledger_entry_key",
         "ledger_check",
         "fragment_check",
+        "fragment_key",
         "member_spans",
         "member_span",
         "member_elements",

@@ -62,22 +62,23 @@ class Backend:
         self.url = "" if name == "sqlite" else server_url(name)
         self._stores: list[Any] = []
 
-    def store(self) -> Any:
+    def store(self, **options: Any) -> Any:
+        """A store of this namespace; ``options``: the constructor's keywords (``fragment_secret``)."""
         if self.name == "sqlite":
-            store: Any = SQLiteStore(self.path)
+            store: Any = SQLiteStore(self.path, **options)
         elif self.name == "postgres":
-            store = PostgresStore(self.url, schema=self.namespace)
+            store = PostgresStore(self.url, schema=self.namespace, **options)
         else:
-            store = RedisStore(self.url, prefix=f"{self.namespace}:")
+            store = RedisStore(self.url, prefix=f"{self.namespace}:", **options)
         self._stores.append(store)
         return store
 
-    def async_store(self) -> Any:
+    def async_store(self, **options: Any) -> Any:
         if self.name == "sqlite":
-            return AsyncSQLiteStore(self.path)
+            return AsyncSQLiteStore(self.path, **options)
         if self.name == "postgres":
-            return AsyncPostgresStore(self.url, schema=self.namespace)
-        return AsyncRedisStore(self.url, prefix=f"{self.namespace}:")
+            return AsyncPostgresStore(self.url, schema=self.namespace, **options)
+        return AsyncRedisStore(self.url, prefix=f"{self.namespace}:", **options)
 
     # -- behind the store's back ------------------------------------------------------
 

@@ -23,7 +23,7 @@ from thinkseal import AssistantMessage, Conversation, Origin, SystemMessage, Thi
 from thinkseal._errors import ConflictError
 from thinkseal.providers import PROVIDER_IDS
 from thinkseal.store import _lazy
-from thinkseal.store._fragments import read_data, read_entry
+from thinkseal.store._fragments import OPEN_KEY, encode, read_data, read_entry
 from thinkseal.testing import respond
 
 from ..providers.random_histories import MODELS, play, steps
@@ -188,6 +188,72 @@ def test_another_targets_fragments_made_from_other_rows_are_never_sent(backend: 
         data = next(r[4] for r in store._fragments(one, target) if r[0] == wire_key and r[1] == start)
         store._put_fragment(two, target, wire_key, start, end, entry, data)
     assert claude_body(store.load(two, lazy=True)) == fresh_claude(mine, CLAUDE.model)
+
+
+def forge(store: Any, session_id: str, key: bytes, change: Callable[[bytes], bytes]) -> None:
+    """Rewrite the session's fragment rows as a writer of the database who
+    knows ``key`` can: each row's wire messages changed by ``change`` (same
+    length), every check made anew under ``key``."""
+    for target, wire_key, start, end, raw_entry in fragment_rows(store, session_id):
+        entry = read_entry(target, wire_key, start, end, raw_entry, store._fragment_key)
+        assert entry is not None
+        raw = next(r[4] for r in store._fragments(session_id, target) if r[0] == wire_key and r[1] == start)
+        data = read_data(entry, raw)
+        assert data is not None
+        run = change(bytes(data.run))
+        assert len(run) == len(data.run)
+        chains = (entry.row_chain_start, entry.row_chain_end)
+        forged = encode(target, wire_key, start, end, entry.seen, chains, entry.systems, data._replace(run=run), key)
+        store._put_fragment(session_id, target, wire_key, start, end, *forged)
+
+
+def test_a_store_with_a_fragment_secret_never_sends_rows_forged_with_the_open_key(
+    backend: Backend, caplog: pytest.LogCaptureFixture
+) -> None:
+    fleet = backend.store(fragment_secret="fleet secret")
+    conv = long_conversation(30)
+    session_id = fleet.create(conv)
+    expected = claude_body(conv)
+    assert claude_body(fleet.load(session_id, lazy=True)) == expected  # rows written under the secret
+    forge(fleet, session_id, OPEN_KEY, flip_a_wire_byte)
+    # Without a secret the forged rows check: their bytes are sent as stored.
+    assert b"ANSWER 1" in claude_body(backend.store().load(session_id, lazy=True))
+    caplog.set_level(logging.WARNING, logger="thinkseal.store")
+    lazy = fleet.load(session_id, lazy=True)
+    assert lazy._log.items.missing == 0  # no entry checks under the secret: every row is read
+    body = claude_body(lazy)
+    assert body == expected
+    assert b"ANSWER 1" not in body
+    assert any("does not check" in r.getMessage() for r in caplog.records)
+
+
+def test_stores_share_fragment_rows_only_under_the_same_secret(
+    backend: Backend, caplog: pytest.LogCaptureFixture
+) -> None:
+    writer, peer = backend.store(fragment_secret=b"k1"), backend.store(fragment_secret="k1")
+    other, open_store = backend.store(fragment_secret="k2"), backend.store()
+    conv = long_conversation(30)
+    session_id = writer.create(conv)
+    expected = claude_body(conv)
+    assert claude_body(writer.load(session_id, lazy=True)) == expected
+    caplog.set_level(logging.WARNING, logger="thinkseal.store")
+    shared = peer.load(session_id, lazy=True)  # the same secret, as str: the same key
+    assert shared._log.items.missing > 0
+    assert claude_body(shared) == expected
+    assert not caplog.records
+    for stranger in (other, open_store):
+        caplog.clear()
+        lazy = stranger.load(session_id, lazy=True)
+        assert lazy._log.items.missing == 0
+        assert claude_body(lazy) == expected
+        assert any("does not check" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("secret", [3, ["s"], "lone \udc00"])
+def test_a_fragment_secret_that_is_not_text_or_bytes_is_named(backend: Backend, secret: Any) -> None:
+    with pytest.raises(thinkseal.ValidationError, match="fragment_secret") as raised:
+        backend.store(fragment_secret=secret)
+    assert raised.value.path == "fragment_secret"
 
 
 def fresh_claude(conv: Conversation, model: str) -> bytes:

@@ -150,3 +150,31 @@ def test_close_closes_the_sync_store_it_made(backend: Backend) -> None:
     before, after = asyncio.run(main())
     assert before >= 1
     assert after == 0
+
+
+def test_an_async_store_writes_and_reads_fragments_under_its_secret(
+    backend: Backend, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The sync store a lazy load reads and writes through is made with the
+    # async store's secret: a sync store of that secret reads its rows, and
+    # a store of none does not.
+    conv = long_conversation(30)
+    expected = claude_body(conv)
+
+    async def main() -> tuple[str, list[bytes]]:
+        async with backend.async_store(fragment_secret="fleet") as store:
+            session_id = await store.create(conv)
+            bodies = [await lazy_body(store, session_id, "anthropic", CLAUDE.model) for _ in range(2)]
+            return session_id, bodies
+
+    session_id, bodies = asyncio.run(main())
+    assert bodies == [expected, expected]
+    caplog.set_level(logging.WARNING, logger="thinkseal.store")
+    same = backend.store(fragment_secret="fleet").load(session_id, lazy=True)
+    assert same._log.items.missing > 0
+    assert claude_body(same) == expected
+    assert not caplog.records
+    other = backend.store().load(session_id, lazy=True)
+    assert other._log.items.missing == 0
+    assert claude_body(other) == expected
+    assert any("does not check" in r.getMessage() for r in caplog.records)

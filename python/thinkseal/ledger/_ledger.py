@@ -33,6 +33,7 @@ from .._errors import ThinksealError, ValidationError
 from .._frozen import Frozen
 from .._memo import cached, entry, put
 from .._messages import AssistantMessage, Message
+from .._secret import secret_bytes
 from ._entries import CONFLICT, Checker, Datum, Entry, keys, sealed_data
 
 if TYPE_CHECKING:
@@ -96,15 +97,7 @@ def _check_options(ttl: object, max_entries: object, secret: object) -> tuple[fl
         raise ValidationError("ttl: expected a positive number of seconds, or None for no expiry", path="ttl")
     if not isinstance(max_entries, int) or isinstance(max_entries, bool) or max_entries < 1:
         raise ValidationError("max_entries: expected a positive int", path="max_entries")
-    if secret is None:
-        key = b""
-    elif isinstance(secret, str):
-        key = secret.encode()
-    elif isinstance(secret, (bytes, bytearray)):
-        key = bytes(secret)
-    else:
-        raise ValidationError("secret: expected str or bytes", path="secret")
-    return (None if ttl is None else float(ttl)), max_entries, key
+    return (None if ttl is None else float(ttl)), max_entries, secret_bytes(secret, "secret")
 
 
 def _message_of(reply: object) -> AssistantMessage:

@@ -43,6 +43,7 @@ from ._codec import (
     new_session_id,
     row_slices,
 )
+from ._fragments import fragment_key
 from ._lazy import load_lazy
 
 __all__ = ["AsyncStore", "Store"]
@@ -181,8 +182,10 @@ class Store(abc.ABC):
     rows. Safe to share between threads.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, fragment_secret: bytes | str | None = None) -> None:
         self._known = _Heads()
+        # The key of the fragment rows' checks (docs/persistence.md, "Prepared fragments").
+        self._fragment_key = fragment_key(fragment_secret)
 
     def _head_for(self, session_id: str, expected: int) -> Head:
         return self._known.get(session_id, expected) or self._head(session_id)
@@ -496,8 +499,10 @@ class Store(abc.ABC):
 class AsyncStore(abc.ABC):
     """The asyncio form of ``Store``: the same methods, awaited."""
 
-    def __init__(self) -> None:
+    def __init__(self, fragment_secret: bytes | str | None = None) -> None:
         self._known: _Heads = _TaskHeads()
+        self._fragment_secret = fragment_secret  # for the sync store a lazy load reads through
+        self._fragment_key = fragment_key(fragment_secret)
 
     async def _head_for(self, session_id: str, expected: int) -> Head:
         return self._known.get(session_id, expected) or await self._head(session_id)

@@ -38,10 +38,22 @@ from typing import Final, NamedTuple
 from .. import _core
 from .._binding import Origin
 from .._replay import ReplayStore
+from .._secret import secret_bytes
 from .._walk import CHAIN_START
 from ..providers._wire import WireCache
 
-__all__ = ["Data", "Entry", "chains_of", "data_check", "encode", "read_data", "read_entry", "target_of"]
+__all__ = [
+    "OPEN_KEY",
+    "Data",
+    "Entry",
+    "chains_of",
+    "data_check",
+    "encode",
+    "fragment_key",
+    "read_data",
+    "read_entry",
+    "target_of",
+]
 
 ENTRY_VERSION: Final = 1
 _ENTRY: Final = struct.Struct("<BQQQ32s32sI")
@@ -50,16 +62,28 @@ _DATA: Final = struct.Struct("<IBI")
 _LITTLE: Final = sys.byteorder == "little"
 
 
+# The key of the checks of a store without a secret: anyone can compute it, so
+# its checks notice corruption, truncation and rows moved, not a forger.
+OPEN_KEY: Final = _core.fragment_key(b"")
+
+
+def fragment_key(secret: object) -> bytes:
+    """The key of a store's fragment checks, from its ``fragment_secret``
+    (None: the open key). ``ValidationError`` names a secret that is not str or bytes."""
+    return _core.fragment_key(secret_bytes(secret, "fragment_secret"))
+
+
 def _fields(*parts: bytes) -> bytes:
     """``parts`` length-prefixed: no two sequences of parts join alike."""
     return b"".join(len(p).to_bytes(8, "little") + p for p in parts)
 
 
 def target_of(origin: Origin, context: bytes) -> bytes:
-    """The 32-byte key of an (origin, request context)."""
+    """The 32-byte key of an (origin, request context): under the open key
+    whatever the store's secret, so stores of one database name targets alike."""
     account = b"" if origin.account is None else b"\x01" + origin.account.encode()
     return _core.fragment_check(
-        _fields(b"target", origin.provider.encode(), origin.model.encode(), account, context), b""
+        OPEN_KEY, _fields(b"target", origin.provider.encode(), origin.model.encode(), account, context), b""
     )
 
 
@@ -76,6 +100,7 @@ class Entry(NamedTuple):
     systems: tuple[tuple[int, bytes], ...]
     data_check: bytes
     fields: bytes  # the entry's bytes before its checks: what the data check covers beside the data
+    key: bytes  # the key it was checked under: its data is checked under the same
 
 
 class Data(NamedTuple):
@@ -125,36 +150,39 @@ def encode(
     row_chains: tuple[bytes, bytes],
     systems: Sequence[tuple[int, bytes]],
     data: Data,
+    key: bytes = OPEN_KEY,
 ) -> tuple[bytes, bytes]:
-    """The (entry, data) bytes of a fragment row."""
+    """The (entry, data) bytes of a fragment row, checked under ``key``."""
     parts = [_DATA.pack(len(data.sizes), data.tallies is not None, len(data.turns)), _little(data.sizes)]
     if data.tallies is not None:
         parts.append(_little(array("q", data.tallies)))
     parts += [_little(data.turns), data.codes, data.chain, data.run]
     blob = b"".join(parts)
     body = _entry_body(start, end, seen, row_chains, systems)
-    body += _data_check(target, wire_key, body, blob)
-    return body + _core.fragment_check(_entry_header(target, wire_key, body), b""), blob
+    body += _data_check(key, target, wire_key, body, blob)
+    return body + _core.fragment_check(key, _entry_header(target, wire_key, body), b""), blob
 
 
-def _data_check(target: bytes, wire_key: str, fields: bytes, data: bytes) -> bytes:
-    return _core.fragment_check(_fields(b"data", target, wire_key.encode(), fields), data)
+def _data_check(key: bytes, target: bytes, wire_key: str, fields: bytes, data: bytes) -> bytes:
+    return _core.fragment_check(key, _fields(b"data", target, wire_key.encode(), fields), data)
 
 
 def data_check(entry: Entry, data: bytes) -> bytes:
     """The check ``entry``'s row's data must have to be read."""
-    return _data_check(entry.target, entry.wire_key, entry.fields, data)
+    return _data_check(entry.key, entry.target, entry.wire_key, entry.fields, data)
 
 
-def read_entry(target: object, wire_key: object, start: object, end: object, raw: object) -> Entry | None:
-    """The checked entry of a fragment row as the backend read it, or None
-    when anything of it is malformed or does not check."""
+def read_entry(
+    target: object, wire_key: object, start: object, end: object, raw: object, key: bytes = OPEN_KEY
+) -> Entry | None:
+    """The entry of a fragment row as the backend read it, checked under
+    ``key``; None when anything of it is malformed or does not check."""
     if type(target) is not bytes or type(wire_key) is not str or type(raw) is not bytes:
         return None
     if type(start) is not int or type(end) is not int or len(raw) < _ENTRY.size + 64:
         return None
     body, check = raw[:-32], raw[-32:]
-    if _core.fragment_check(_entry_header(target, wire_key, body), b"") != check:
+    if _core.fragment_check(key, _entry_header(target, wire_key, body), b"") != check:
         return None
     version, first, last, seen, chain_start, chain_end, count = _ENTRY.unpack_from(body)
     if version != ENTRY_VERSION or (first, last) != (start, end) or not 0 <= start < end <= seen:
@@ -164,7 +192,7 @@ def read_entry(target: object, wire_key: object, start: object, end: object, raw
     systems = tuple(_SYSTEM.unpack_from(body, _ENTRY.size + i * _SYSTEM.size) for i in range(count))
     if any(not start <= p < end for p, _ in systems):
         return None
-    return Entry(target, wire_key, start, end, seen, chain_start, chain_end, systems, body[-32:], body[:-32])
+    return Entry(target, wire_key, start, end, seen, chain_start, chain_end, systems, body[-32:], body[:-32], key)
 
 
 def read_data(entry: Entry, raw: object) -> Data | None:

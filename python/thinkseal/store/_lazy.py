@@ -219,7 +219,7 @@ class StoredPrefix:
         raw_data: dict[tuple[str, int], object] = {}
         entries: list[Entry] = []
         for wire_key, start, end, raw_entry, raw in rows:
-            entry = read_entry(target, wire_key, start, end, raw_entry)
+            entry = read_entry(target, wire_key, start, end, raw_entry, self.store._fragment_key)
             if entry is None:
                 _tampered(self.session_id, wire_key, start, end)
                 continue
@@ -329,7 +329,8 @@ class StoredPrefix:
             turns,
         )
         systems = self._systems(replay.log, start, end)
-        entry, blob = encode(target, wire_key, start, end, max(seen, end), (start_chain, end_chain), systems, data)
+        key = self.store._fragment_key
+        entry, blob = encode(target, wire_key, start, end, max(seen, end), (start_chain, end_chain), systems, data, key)
         self.store._put_fragment(self.session_id, target, wire_key, start, end, entry, blob)
         with self.lock:
             self.runs[target, wire_key] = run
@@ -368,7 +369,7 @@ def _plan(store: Store, session_id: str) -> tuple[list[Entry], set[bytes]]:
     """The longest run of checked fragment rows of any target (none: read
     every row), and the targets that have fragment rows."""
     index = store._fragment_index(session_id)
-    entries = [e for e in itertools.starmap(read_entry, index) if e is not None]
+    entries = [e for e in (read_entry(*row, store._fragment_key) for row in index) if e is not None]
     return max(chains_of(entries).values(), key=lambda run: run[-1].end, default=[]), {row[0] for row in index}
 
 

@@ -253,8 +253,15 @@ class PostgresStore(Store):
     created on first use, and tables made by an earlier release are brought up
     to date (docs/store.md)."""
 
-    def __init__(self, conninfo: str, *, schema: str | None = None, **connect_kwargs: Any) -> None:
-        super().__init__()
+    def __init__(
+        self,
+        conninfo: str,
+        *,
+        schema: str | None = None,
+        fragment_secret: bytes | str | None = None,
+        **connect_kwargs: Any,
+    ) -> None:
+        super().__init__(fragment_secret)
         self._conninfo = conninfo
         self._kwargs = connect_kwargs
         self._sql = _SQL(schema)
@@ -438,8 +445,15 @@ class AsyncPostgresStore(AsyncStore):
     AsyncPostgresStore.open(conninfo, schema=...)``. Rows read are converted in
     batches, the event loop served between them."""
 
-    def __init__(self, conninfo: str, *, schema: str | None = None, **connect_kwargs: Any) -> None:
-        super().__init__()
+    def __init__(
+        self,
+        conninfo: str,
+        *,
+        schema: str | None = None,
+        fragment_secret: bytes | str | None = None,
+        **connect_kwargs: Any,
+    ) -> None:
+        super().__init__(fragment_secret)
         self._conninfo = conninfo
         self._kwargs = connect_kwargs
         self._schema = schema
@@ -458,9 +472,16 @@ class AsyncPostgresStore(AsyncStore):
         return _raw_bytes(raw)
 
     @classmethod
-    async def open(cls, conninfo: str, *, schema: str | None = None, **connect_kwargs: Any) -> AsyncPostgresStore:
+    async def open(
+        cls,
+        conninfo: str,
+        *,
+        schema: str | None = None,
+        fragment_secret: bytes | str | None = None,
+        **connect_kwargs: Any,
+    ) -> AsyncPostgresStore:
         """A store whose tables exist (the first call of any method creates them too)."""
-        store = cls(conninfo, schema=schema, **connect_kwargs)
+        store = cls(conninfo, schema=schema, fragment_secret=fragment_secret, **connect_kwargs)
         async with store._connection():
             pass
         return store
@@ -601,7 +622,9 @@ class AsyncPostgresStore(AsyncStore):
 
     def _lazy_twin(self) -> PostgresStore:
         if self._twin is None:
-            self._twin = PostgresStore(self._conninfo, schema=self._schema, **self._kwargs)
+            self._twin = PostgresStore(
+                self._conninfo, schema=self._schema, fragment_secret=self._fragment_secret, **self._kwargs
+            )
         return self._twin
 
     async def close(self) -> None:

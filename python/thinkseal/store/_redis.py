@@ -451,8 +451,15 @@ class RedisStore(Store):
     (redis-py's connection pool). A single Redis server or a primary with
     replicas; the scripts touch one session's keys and the session index."""
 
-    def __init__(self, url: str, *, prefix: str = "thinkseal:", **client_kwargs: Any) -> None:
-        super().__init__()
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = "thinkseal:",
+        fragment_secret: bytes | str | None = None,
+        **client_kwargs: Any,
+    ) -> None:
+        super().__init__(fragment_secret)
         self._client: redis.Redis = redis.Redis.from_url(url, decode_responses=False, **client_kwargs)
         self._keys = _Keys(prefix)
         register = self._client.register_script
@@ -609,8 +616,15 @@ class RedisStore(Store):
 class AsyncRedisStore(AsyncStore):
     """``RedisStore`` on ``redis.asyncio``."""
 
-    def __init__(self, url: str, *, prefix: str = "thinkseal:", **client_kwargs: Any) -> None:
-        super().__init__()
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = "thinkseal:",
+        fragment_secret: bytes | str | None = None,
+        **client_kwargs: Any,
+    ) -> None:
+        super().__init__(fragment_secret)
         self._client: redis.asyncio.Redis = redis.asyncio.Redis.from_url(url, decode_responses=False, **client_kwargs)
         self._keys = _Keys(prefix)
         self._twin_args = (url, prefix, client_kwargs)
@@ -717,7 +731,7 @@ class AsyncRedisStore(AsyncStore):
     def _lazy_twin(self) -> RedisStore:
         if self._twin is None:
             url, prefix, client_kwargs = self._twin_args
-            self._twin = RedisStore(url, prefix=prefix, **client_kwargs)
+            self._twin = RedisStore(url, prefix=prefix, fragment_secret=self._fragment_secret, **client_kwargs)
         return self._twin
 
     async def close(self) -> None:

@@ -182,8 +182,14 @@ class SQLiteStore(Store):
     created on first use, and a database made by an earlier release is brought
     up to date (docs/store.md)."""
 
-    def __init__(self, path: str | os.PathLike[str] = ":memory:", *, timeout: float = 30.0) -> None:
-        super().__init__()
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = ":memory:",
+        *,
+        timeout: float = 30.0,
+        fragment_secret: bytes | str | None = None,
+    ) -> None:
+        super().__init__(fragment_secret)
         self.path = os.fspath(path)
         # isolation_level=None: transactions are begun explicitly, so a write is
         # exactly the statements between BEGIN IMMEDIATE and COMMIT.
@@ -411,9 +417,15 @@ class AsyncSQLiteStore(AsyncStore):
     """``SQLiteStore`` for asyncio: each call runs in a worker thread
     (``asyncio.to_thread``), so the event loop never waits on the disk."""
 
-    def __init__(self, path: str | os.PathLike[str] = ":memory:", *, timeout: float = 30.0) -> None:
-        super().__init__()
-        self.sync = SQLiteStore(path, timeout=timeout)
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = ":memory:",
+        *,
+        timeout: float = 30.0,
+        fragment_secret: bytes | str | None = None,
+    ) -> None:
+        super().__init__(fragment_secret)
+        self.sync = SQLiteStore(path, timeout=timeout, fragment_secret=fragment_secret)
 
     @staticmethod
     def _row(session_id: str, position: int, item: Any) -> MessageRow:

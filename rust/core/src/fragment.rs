@@ -8,8 +8,6 @@
 //! and its data, so a row edited, truncated or moved in storage is noticed
 //! before anything of it is sent.
 
-use std::sync::LazyLock;
-
 use crate::digest::Digest;
 
 pub const FRAGMENT_DOMAIN: &str = "thinkseal 2026-12-06 v1 stored fragment";
@@ -17,13 +15,18 @@ pub const FRAGMENT_DOMAIN: &str = "thinkseal 2026-12-06 v1 stored fragment";
 /// Below this, threads cost more than they save.
 const RAYON_BYTES: usize = 1 << 20;
 
-static FRAGMENT_KEY: LazyLock<Digest> = LazyLock::new(|| blake3::derive_key(FRAGMENT_DOMAIN, b""));
-
-/// The check of a fragment row: `header` (length-prefixed, so no two
-/// (header, data) pairs hash alike) then `data`.
+/// The key of a store's fragment checks, from its secret (empty for none: the
+/// open key, which anyone can compute, as anyone can compute a fingerprint).
 #[must_use]
-pub fn check(header: &[u8], data: &[u8]) -> Digest {
-    let mut hasher = blake3::Hasher::new_keyed(&FRAGMENT_KEY);
+pub fn key(secret: &[u8]) -> Digest {
+    blake3::derive_key(FRAGMENT_DOMAIN, secret)
+}
+
+/// The check of a fragment row under `key`: `header` (length-prefixed, so no
+/// two (header, data) pairs hash alike) then `data`.
+#[must_use]
+pub fn check(key: &Digest, header: &[u8], data: &[u8]) -> Digest {
+    let mut hasher = blake3::Hasher::new_keyed(key);
     hasher.update(&(header.len() as u64).to_le_bytes());
     hasher.update(header);
     // A long session's data runs to megabytes: hashed on every core past
@@ -42,22 +45,32 @@ mod tests {
 
     #[test]
     fn the_split_between_header_and_data_is_part_of_the_check() {
-        assert_ne!(check(b"ab", b"c"), check(b"a", b"bc"));
-        assert_eq!(check(b"ab", b"c"), check(b"ab", b"c"));
+        let open = key(b"");
+        assert_ne!(check(&open, b"ab", b"c"), check(&open, b"a", b"bc"));
+        assert_eq!(check(&open, b"ab", b"c"), check(&open, b"ab", b"c"));
+    }
+
+    #[test]
+    fn a_secret_makes_other_checks() {
+        let open = key(b"");
+        assert_ne!(key(b"s"), open);
+        assert_ne!(check(&key(b"s"), b"h", b"d"), check(&open, b"h", b"d"));
+        assert_ne!(check(&key(b"s"), b"h", b"d"), check(&key(b"t"), b"h", b"d"));
     }
 
     #[test]
     fn every_byte_of_the_data_counts() {
+        let open = key(b"");
         let data = vec![7u8; 100_000];
         let mut edited = data.clone();
         edited[99_999] = 8;
-        assert_ne!(check(b"h", &data), check(b"h", &edited));
+        assert_ne!(check(&open, b"h", &data), check(&open, b"h", &edited));
         // Past RAYON_BYTES the data is hashed on several threads: the same check as in one pass.
         let large = vec![3u8; 3 * RAYON_BYTES];
-        let mut one_pass = blake3::Hasher::new_keyed(&FRAGMENT_KEY);
+        let mut one_pass = blake3::Hasher::new_keyed(&open);
         one_pass.update(&1u64.to_le_bytes());
         one_pass.update(b"h");
         one_pass.update(&large);
-        assert_eq!(check(b"h", &large), *one_pass.finalize().as_bytes());
+        assert_eq!(check(&open, b"h", &large), *one_pass.finalize().as_bytes());
     }
 }

@@ -61,10 +61,24 @@ pub fn ledger_check<'py>(
     })
 }
 
-/// The check of a store's fragment row (`thinkseal_core::fragment`), hashed
-/// without the GIL: the data of a long session's row runs to megabytes.
+/// The key of a store's fragment checks, from its secret (empty for none).
 #[pyfunction]
-pub fn fragment_check<'py>(py: Python<'py>, header: &[u8], data: &[u8]) -> Bound<'py, PyBytes> {
-    let digest = py.detach(|| fragment::check(header, data));
-    PyBytes::new(py, &digest)
+pub fn fragment_key<'py>(py: Python<'py>, secret: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    bytes_of(py, || Ok(fragment::key(secret)))
+}
+
+/// The check of a store's fragment row under `key` (`thinkseal_core::fragment`),
+/// hashed without the GIL: the data of a long session's row runs to megabytes.
+#[pyfunction]
+pub fn fragment_check<'py>(
+    py: Python<'py>,
+    key: &[u8],
+    header: &[u8],
+    data: &[u8],
+) -> PyResult<Bound<'py, PyBytes>> {
+    guard(py, || {
+        let key = digest_arg(py, key, "key")?;
+        let digest = py.detach(|| fragment::check(&key, header, data));
+        Ok(PyBytes::new(py, &digest))
+    })
 }

@@ -290,6 +290,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ledger::ledger_keys, m)?)?;
     m.add_function(wrap_pyfunction!(ledger::ledger_entry_key, m)?)?;
     m.add_function(wrap_pyfunction!(ledger::ledger_check, m)?)?;
+    m.add_function(wrap_pyfunction!(ledger::fragment_key, m)?)?;
     m.add_function(wrap_pyfunction!(ledger::fragment_check, m)?)?;
     m.add_function(wrap_pyfunction!(member_spans, m)?)?;
     m.add_function(wrap_pyfunction!(member_span, m)?)?;
