@@ -276,9 +276,14 @@ def test_a_backend_that_fails_leaves_the_history_as_it_is(
 
 
 def test_bad_arguments_are_validation_errors() -> None:
-    for bad in ({"ttl": 0}, {"ttl": float("nan")}, {"max_entries": 0}, {"secret": 3}):
-        with pytest.raises(thinkseal.ValidationError):
+    for bad in ({"ttl": 0}, {"ttl": float("nan")}, {"max_entries": 0}, {"secret": 3}, {"secret": "lone \udc00"}):
+        with pytest.raises(thinkseal.ValidationError) as raised:
             Ledger(**bad)  # type: ignore[arg-type]
+        assert raised.value.path == next(iter(bad))
+    # A str secret is its UTF-8: the same key as those bytes.
+    assert Ledger(secret="clé")._options.checker.check(bytes(32), "b") == Ledger(
+        secret="clé".encode()
+    )._options.checker.check(bytes(32), "b")
     with pytest.raises(thinkseal.ValidationError, match="record"):
         Ledger().record("not a reply")  # type: ignore[arg-type]
     with pytest.raises(thinkseal.ValidationError, match="conversation"):
