@@ -3,11 +3,14 @@ built through caches shared with other conversations equals one built fresh."""
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 
 import thinkseal
 from thinkseal import AssistantMessage, Conversation, Tool, ToolCall, ToolMessage, UserMessage
 from thinkseal.providers import PROVIDER_IDS
+from thinkseal.providers._wire import WireCache
 
 OPTIONS = {
     "anthropic": {"max_tokens": 1024},
@@ -52,3 +55,49 @@ def test_alternating_branches_build_their_own_bodies(provider_id: str) -> None:
             assert adapter.prepare(branch, model="m", **options).content == (
                 adapter.prepare(fresh(branch), model="m", **options).content
             )
+
+
+def _grown(cache: WireCache, steps: int, tag: str, start: int = 0) -> None:
+    """``cache`` extended message by message from ``start``, one wire message
+    (``tag`` and its index, tally 1) per message."""
+    for i in range(start, start + steps):
+        cache.extend(i, i + 1, [f'"{tag}{i}"'.encode()], [1], seen=i + 1)
+
+
+def test_a_fork_and_its_parent_keep_their_own_wire_messages_as_both_grow() -> None:
+    parent = WireCache()
+    _grown(parent, 50, "p")
+    sibling = parent.fork(30)  # the marks of conversations no longer than 30 messages
+    _grown(parent, 20, "p", start=50)  # the parent grows past the fork...
+    _grown(sibling, 10, "s", start=30)  # ...and the sibling its own way
+    assert parent.pieces(0, 70) == [f'"p{i}"'.encode() for i in range(70)]
+    assert sibling.pieces(0, 40) == [f'"p{i}"'.encode() for i in range(30)] + [
+        f'"s{i}"'.encode() for i in range(30, 40)
+    ]
+    assert len(sibling.encoded) == len(sibling.totals) == len(sibling.sizes) == 40
+    assert [sibling.total(c) for c in (30, 40)] == [30, 40]
+    assert sibling.size(40) == sum(map(len, sibling.pieces(0, 40)))
+    grandchild = sibling.fork(35)
+    _grown(grandchild, 1, "g", start=35)
+    assert grandchild.pieces(0, 36)[-2:] == [b'"s34"', b'"g35"']
+    assert sibling.pieces(34, 36) == [b'"s34"', b'"s35"']
+
+
+def test_a_fork_copies_none_of_its_parent_s_wire_messages_until_it_grows() -> None:
+    # Counted in bytes allocated: a sibling that one request reads (and never
+    # extends) must not cost a copy of the history's wire messages (its marks,
+    # one per request that extended the cache, are copied).
+    parent = WireCache()
+    for start in range(0, 20_000, 200):  # a mark per request that extended it, 200 messages each
+        parent.extend(start, start + 200, [f'"p{i}"'.encode() for i in range(start, start + 200)], [1] * 200)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        sibling = parent.fork(20_000)
+        kept = tracemalloc.get_traced_memory()[0] - before
+        _grown(sibling, 1, "s", start=20_000)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 4_000  # a list of 20,000 references alone is 160,000 bytes
+    assert grown > 3 * 160_000  # growing copies its three lists once

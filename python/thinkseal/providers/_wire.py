@@ -159,7 +159,7 @@ class WireCache:
     cached wire messages of whatever the adapter tallies (Claude: cache
     breakpoints), kept when it gives one per wire message."""
 
-    __slots__ = ("encoded", "lock", "marks", "run_end", "runs", "seen", "sizes", "totals")
+    __slots__ = ("encoded", "lock", "marks", "run_end", "runs", "seen", "shared", "sizes", "totals")
 
     def __init__(self) -> None:
         self.encoded: list[bytes] = []
@@ -174,6 +174,11 @@ class WireCache:
         self.sizes = array("q")  # running byte size of ``encoded`` (machine integers: no int object each)
         self.marks: list[tuple[int, int]] = [(0, 0)]
         self.seen: list[int] = [0]
+        # A fork's ``encoded``, ``totals`` and ``sizes`` are its parent's lists
+        # until it extends them (``_own``): they may run past this cache's last
+        # mark, and nothing reads past it. A sibling that never extends (one
+        # request on a branch) copies nothing.
+        self.shared = False
         self.lock = threading.Lock()
 
     def total(self, count: int) -> int:
@@ -211,12 +216,22 @@ class WireCache:
             count = copy.marks[-1][1]
             if count >= self.run_end:
                 copy.runs, copy.run_end = self.runs, self.run_end
-                copy.encoded = self.encoded[:count]
+                copy.encoded = self.encoded
             else:
                 copy.encoded = self.pieces(0, count)
-            copy.totals = self.totals[:count]
-            copy.sizes = self.sizes[:count]
+            copy.totals = self.totals
+            copy.sizes = self.sizes
+            copy.shared = True
         return copy
+
+    def _own(self) -> None:
+        """Make this cache's lists its own, cut at its last mark (under ``lock``)."""
+        if self.shared:
+            count = self.marks[-1][1]
+            self.encoded = self.encoded[:count]
+            self.totals = self.totals[:count]
+            self.sizes = self.sizes[:count]
+            self.shared = False
 
     def extend(
         self, start: int, end: int, encoded: Sequence[bytes], tallies: Sequence[int] | None = None, seen: int = 0
@@ -227,6 +242,7 @@ class WireCache:
         with self.lock:
             if self.marks[-1][0] != start or end <= start:
                 return
+            self._own()
             if tallies is not None:
                 running = self.totals[-1] if self.totals else 0
                 for tally in tallies:
@@ -353,8 +369,12 @@ def tallied_wire_messages(
         return fragments, total
     # The cache only grows at its end, so its first ``count`` entries stay the
     # same whatever another thread adds meanwhile: the shared part is copied
-    # once, rather than sliced and then copied again.
-    fragments += cache.encoded
+    # once, rather than sliced and then copied again (sliced when the list is
+    # a fork's parent's, much longer than its own part).
+    encoded = cache.encoded
+    if len(encoded) - count > count:
+        encoded = encoded[:count]
+    fragments += encoded
     del fragments[count:]
     fragments += tail
     return fragments, total
