@@ -179,7 +179,9 @@ class Store(abc.ABC):
     (one row or entry each), conditionally on the length the caller loaded;
     ``replace`` rewrites a session whole, atomically and under the same
     condition; ``load`` verifies every row it reads; ``refresh`` reads only new
-    rows. Safe to share between threads.
+    rows. Safe to share between threads. Every backend's constructor takes
+    ``fragment_secret`` (str or bytes, the same for every worker): the key of
+    the checks of the rows a lazy load sends from (docs/store.md).
     """
 
     def __init__(self, fragment_secret: bytes | str | None = None) -> None:
