@@ -503,8 +503,10 @@ class AsyncStore(abc.ABC):
 
     def __init__(self, fragment_secret: bytes | str | None = None) -> None:
         self._known: _Heads = _TaskHeads()
-        self._fragment_secret = fragment_secret  # for the sync store a lazy load reads through
-        self._fragment_key = fragment_key(fragment_secret)
+        # For the sync store a lazy load reads through (``_lazy_twin``), made
+        # later: a secret that is not str or bytes is refused here already.
+        fragment_key(fragment_secret)
+        self._fragment_secret = fragment_secret
 
     async def _head_for(self, session_id: str, expected: int) -> Head:
         return self._known.get(session_id, expected) or await self._head(session_id)
