@@ -13,6 +13,7 @@ import pytest
 
 from thinkseal import Conversation
 from thinkseal.store import SQLiteStore
+from thinkseal.store._codec import FRAGMENT_PART
 
 from .conftest import Backend
 from .histories import plain
@@ -276,3 +277,78 @@ def test_a_sqlite_database_with_the_first_fragments_table_gets_the_keyed_one_on_
         assert any("thinkseal_fragments_key" in str(row) for row in plan)
     finally:
         store.close()
+
+
+def stored_values(backend: Backend, session_id: str) -> int:
+    """Values the session's fragment data is stored in, read behind the store
+    (PostgreSQL: rows and part rows; Redis: ``:fd`` fields; SQLite: rows)."""
+    if backend.name == "redis":
+        client = backend.redis()
+        try:
+            return int(client.hlen(backend.key(session_id, "fd")))
+        finally:
+            client.close()
+    if backend.name == "sqlite":
+        return int(backend.sql("SELECT count(*) FROM thinkseal_fragments WHERE session_id = ?", (session_id,))[0][0])
+    schema = f'"{backend.namespace}"'
+    rows = backend.sql(f"SELECT count(*) FROM {schema}.thinkseal_fragments WHERE session_id = ?", (session_id,))
+    parts = backend.sql(f"SELECT count(*) FROM {schema}.thinkseal_fragment_parts WHERE session_id = ?", (session_id,))
+    return int(rows[0][0]) + int(parts[0][0])
+
+
+BIG = bytes(range(256)) * (3 * FRAGMENT_PART // 256) + b"tail"  # three parts and four bytes
+
+
+def test_data_of_several_parts_is_read_back_whole_and_leaves_no_parts_behind(store: Any, backend: Backend) -> None:
+    parts = 1 if backend.name == "sqlite" else 4  # SQLite reads a row's data whole through its memory map
+    sid = store.create(Conversation(plain(6)))
+    store._put_fragment(sid, T1, K1, 0, 2, b"entry", BIG)
+    assert store._fragments(sid, T1) == [(K1, 0, 2, b"entry", BIG)]
+    assert store._fragment_index(sid) == [(T1, K1, 0, 2, b"entry")]
+    assert stored_values(backend, sid) == parts
+    put(store, sid, T1, K1, 0, 2)  # the same start, one part: the four are replaced
+    assert store._fragments(sid, T1) == [(K1, 0, 2, b"entry 0-2", b"data 0-2" * 3)]
+    assert stored_values(backend, sid) == 1
+    store._put_fragment(sid, T1, K1, 2, 4, b"entry", BIG)
+    store._put_fragment(sid, T1, K2, 2, 4, b"other", BIG + b"!")
+    assert stored_values(backend, sid) == 1 + 2 * parts
+    put(store, sid, T1, K1, 0, 6)  # merges the row at 2: its parts go with it
+    assert store._fragments(sid, T1) == [
+        (K1, 0, 6, b"entry 0-6", b"data 0-6" * 3),
+        (K2, 2, 4, b"other", BIG + b"!"),
+    ]
+    assert stored_values(backend, sid) == 1 + parts
+    assert store.delete(sid)
+    assert stored_values(backend, sid) == 0
+
+
+@pytest.mark.parametrize("backend", ["postgres", "redis"], indirect=True)
+def test_a_row_with_a_part_missing_is_passed_over(store: Any, backend: Backend) -> None:
+    sid = store.create(Conversation(plain(4)))
+    store._put_fragment(sid, T1, K1, 0, 2, b"entry", BIG)
+    store._put_fragment(sid, T1, K2, 0, 2, b"kept", BIG)
+    if backend.name == "redis":
+        client = backend.redis()
+        (field,) = [f for f in client.hkeys(backend.key(sid, "fe")) if f.endswith(b"8:messages0")]
+        assert client.hdel(backend.key(sid, "fd"), field + b"#2") == 1
+        client.close()
+    else:
+        table = f'"{backend.namespace}".thinkseal_fragment_parts'
+        backend.sql(f"DELETE FROM {table} WHERE session_id = ? AND wire_key = ? AND part = 2", (sid, K1))
+    assert store._fragments(sid, T1) == [(K2, 0, 2, b"kept", BIG)]
+    assert len(store._fragment_index(sid)) == 2  # the index does not read the data
+
+
+@pytest.mark.parametrize("backend", ["redis"], indirect=True)
+def test_a_redis_row_of_the_first_form_reads_as_one_part(store: Any, backend: Backend) -> None:
+    # The first form's ``:fe`` value was end ':' entry, with the data whole under the row's field.
+    sid = store.create(Conversation(plain(4)))
+    client = backend.redis()
+    field = b"%d:%s%d:%s0" % (len(T1), T1, len(K1), K1.encode())
+    client.hset(backend.key(sid, "fe"), field, b"2:entry")
+    client.hset(backend.key(sid, "fd"), field, b"data")
+    client.close()
+    assert store._fragments(sid, T1) == [(K1, 0, 2, b"entry", b"data")]
+    store._put_fragment(sid, T1, K1, 0, 2, b"entry", BIG)  # rewritten in parts
+    assert store._fragments(sid, T1) == [(K1, 0, 2, b"entry", BIG)]
+    assert stored_values(backend, sid) == 4

@@ -39,8 +39,10 @@ from ._codec import (
     conflict,
     digest_of,
     fragment_index_of,
+    fragment_parts,
     fragment_rows,
     head_of,
+    joined_parts,
     listed_id,
     listed_info,
     lost_race,
@@ -79,7 +81,7 @@ class _SQL:
             raise ValidationError("schema: expected a lower-case SQL identifier", path="schema")
         q = f'"{schema}".' if schema else ""
         s, m, c = f"{q}thinkseal_sessions", f"{q}thinkseal_messages", f"{q}thinkseal_contexts"
-        f = f"{q}thinkseal_fragments"
+        f, p = f"{q}thinkseal_fragments", f"{q}thinkseal_fragment_parts"
         self.sessions_table = s
         self.create = (
             (f'CREATE SCHEMA IF NOT EXISTS "{schema}";' if schema else "")
@@ -119,6 +121,16 @@ CREATE TABLE IF NOT EXISTS {f} (
     entry bytea NOT NULL,
     data bytea NOT NULL,
     PRIMARY KEY (session_id, target, wire_key, start)
+);
+CREATE TABLE IF NOT EXISTS {p} (
+    session_id text NOT NULL,
+    target bytea NOT NULL,
+    wire_key text NOT NULL,
+    start bigint NOT NULL,
+    part integer NOT NULL,
+    data bytea NOT NULL,
+    PRIMARY KEY (session_id, target, wire_key, start, part),
+    FOREIGN KEY (session_id, target, wire_key, start) REFERENCES {f} ON DELETE CASCADE
 );"""
         )
         self.columns = (
@@ -171,9 +183,20 @@ CREATE TABLE IF NOT EXISTS {f} (
             f"SELECT target, wire_key, start, stop, entry FROM {f} WHERE session_id = %s "
             "ORDER BY target, wire_key, start"
         )
+        # A row's data: its first part in the row, the others (of a row of more
+        # than FRAGMENT_PART bytes) in the parts table. Two statements, each in
+        # its key's order: one that ordered the union would sort megabytes.
         self.fragments = (
             f"SELECT wire_key, start, stop, entry, data FROM {f} WHERE session_id = %s AND target = %s "
             "ORDER BY wire_key, start"
+        )
+        self.parts = (
+            f"SELECT wire_key, start, part, data FROM {p} WHERE session_id = %s AND target = %s "
+            "ORDER BY wire_key, start, part"
+        )
+        self.drop_parts = f"DELETE FROM {p} WHERE session_id = %s AND target = %s AND wire_key = %s AND start = %s"
+        self.put_part = (
+            f"INSERT INTO {p} (session_id, target, wire_key, start, part, data) VALUES (%s, %s, %s, %s, %s, %s)"
         )
         # The session row locked (FOR KEY SHARE) so a delete cannot commit between
         # the check and the insert; the foreign key would refuse an orphan anyway.
@@ -417,9 +440,19 @@ class PostgresStore(Store):
         return [f for f in map(fragment_index_of, rows) if f is not None]
 
     def _fragments(self, session_id: str, target: bytes) -> list[tuple[str, int, int, bytes, bytes]]:
+        # No snapshot needed: a row whose parts changed between the two reads
+        # does not check (docs/persistence.md, "Prepared fragments").
         with self._connection() as conn:
             rows = conn.execute(self._sql.fragments, (session_id, target), binary=True).fetchall()
-        return fragment_rows(target, rows)
+            parts = conn.execute(self._sql.parts, (session_id, target), binary=True).fetchall()
+        rest: dict[tuple[object, object], list[tuple[int, object]]] = {}
+        for wire_key, start, number, data in parts:
+            rest.setdefault((wire_key, start), []).append((number, data))
+        whole = [
+            (wire_key, start, stop, entry, joined_parts([(0, data), *rest.get((wire_key, start), ())]))
+            for wire_key, start, stop, entry, data in rows
+        ]
+        return fragment_rows(target, whole)
 
     def _put_fragment(
         self, session_id: str, target: bytes, wire_key: str, start: int, end: int, entry: bytes, data: bytes
@@ -429,7 +462,13 @@ class PostgresStore(Store):
             if conn.execute(sql.lock_session, (session_id,)).fetchone() is None:
                 return
             conn.execute(sql.merge_fragments, (session_id, target, wire_key, start, end))
-            conn.execute(sql.put_fragment, (session_id, target, wire_key, start, end, entry, data))
+            key = (session_id, target, wire_key, start)
+            conn.execute(sql.drop_parts, key)  # those of the row it replaces
+            first, *rest = fragment_parts(data)
+            conn.execute(sql.put_fragment, (*key, end, entry, first))
+            if rest:
+                with conn.cursor() as cur:
+                    cur.executemany(sql.put_part, [(*key, i, part) for i, part in enumerate(rest, 1)])
 
     def close(self) -> None:
         with self._lock:
