@@ -352,3 +352,19 @@ def test_a_redis_row_of_the_first_form_reads_as_one_part(store: Any, backend: Ba
     store._put_fragment(sid, T1, K1, 0, 2, b"entry", BIG)  # rewritten in parts
     assert store._fragments(sid, T1) == [(K1, 0, 2, b"entry", BIG)]
     assert stored_values(backend, sid) == 4
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_a_postgres_schema_without_the_parts_table_gets_it_on_open(store: Any, backend: Backend) -> None:
+    # The first fragments form kept a row's data whole in its row: such a row reads as one part.
+    sid = store.create(Conversation(plain(4)))
+    schema = f'"{backend.namespace}"'
+    backend.sql(f"DROP TABLE {schema}.thinkseal_fragment_parts")
+    backend.sql(
+        f"INSERT INTO {schema}.thinkseal_fragments VALUES (?, ?, ?, 0, 2, ?, ?)", (sid, T1, K1, b"entry", b"whole")
+    )
+    reopened = backend.store()
+    assert reopened._fragments(sid, T1) == [(K1, 0, 2, b"entry", b"whole")]
+    reopened._put_fragment(sid, T1, K1, 0, 2, b"entry", BIG)
+    assert reopened._fragments(sid, T1) == [(K1, 0, 2, b"entry", BIG)]
+    assert stored_values(backend, sid) == 4
