@@ -368,3 +368,17 @@ def test_a_postgres_schema_without_the_parts_table_gets_it_on_open(store: Any, b
     reopened._put_fragment(sid, T1, K1, 0, 2, b"entry", BIG)
     assert reopened._fragments(sid, T1) == [(K1, 0, 2, b"entry", BIG)]
     assert stored_values(backend, sid) == 4
+
+
+@pytest.mark.parametrize("backend", ["redis"], indirect=True)
+def test_a_redis_row_claiming_countless_parts_is_passed_over_and_replaced(store: Any, backend: Backend) -> None:
+    sid = store.create(Conversation(plain(4)))
+    client = backend.redis()
+    field = b"%d:%s%d:%s0" % (len(T1), T1, len(K1), K1.encode())
+    client.hset(backend.key(sid, "fe"), field, b"2/%d:entry" % 10**15)  # written behind the store
+    client.hset(backend.key(sid, "fd"), field, b"data")
+    client.close()
+    assert store._fragment_index(sid) == []
+    assert store._fragments(sid, T1) == []
+    put(store, sid, T1, K1, 0, 2)  # the script deletes at most FRAGMENT_MAX_PARTS parts of the old row
+    assert store._fragments(sid, T1) == [(K1, 0, 2, b"entry 0-2", b"data 0-2" * 3)]

@@ -507,6 +507,10 @@ def fragment_rows(target: bytes, rows: Iterable[Sequence[Any]]) -> list[Fragment
 # PostgreSQL (20-26 on Redis) where parts of 256 KiB took 30 (11 in parts of
 # 1 MB), joined afterwards included on PostgreSQL.
 FRAGMENT_PART = 256 * 1024
+# The most parts a row's data is read in (2 GiB): a stored count past it (a
+# row written by something else) passes the row over rather than asking for
+# millions of parts.
+FRAGMENT_MAX_PARTS = 8192
 
 
 def fragment_parts(data: bytes) -> list[bytes]:

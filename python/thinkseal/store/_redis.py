@@ -32,6 +32,7 @@ from .._errors import ValidationError
 from ._base import AsyncStore, Store
 from ._codec import (
     CHAIN_START,
+    FRAGMENT_MAX_PARTS,
     ContextRow,
     Head,
     MessageRow,
@@ -208,9 +209,10 @@ return found
 # row's field, part i under field ‖ '#' ‖ i). A row's field is len(target) ':'
 # target len(wire key) ':' wire key start, so the rows of one target (and wire
 # key) are exactly the ``:fe`` fields with its prefix. A value without '/'
-# (the first form) is a row of one part. ARGV: that prefix for the target and
-# wire key, start, end, the ``:fe`` value, then the data's parts. Returns 0
-# (no such session: no orphan rows) or 1.
+# (the first form) is a row of one part; a count past FRAGMENT_MAX_PARTS is
+# not read. ARGV: that prefix for the target and wire key, start, end, the
+# ``:fe`` value, FRAGMENT_MAX_PARTS, then the data's parts. Returns 0 (no such
+# session: no orphan rows) or 1.
 _PUT_FRAGMENT = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local prefix = ARGV[1]
@@ -219,7 +221,7 @@ local stop = tonumber(ARGV[3])
 local function drop(field)
     local value = redis.call('HGET', KEYS[2], field)
     local parts = 1
-    if value then parts = tonumber(string.match(value, '^%d+/(%d+):') or '1') end
+    if value then parts = math.min(tonumber(string.match(value, '^%d+/(%d+):') or '1'), tonumber(ARGV[5])) end
     redis.call('HDEL', KEYS[2], field)
     redis.call('HDEL', KEYS[3], field)
     for i = 1, parts - 1 do redis.call('HDEL', KEYS[3], field .. '#' .. i) end
@@ -233,8 +235,8 @@ end
 local field = prefix .. ARGV[2]
 drop(field)
 redis.call('HSET', KEYS[2], field, ARGV[4])
-redis.call('HSET', KEYS[3], field, ARGV[5])
-for i = 6, #ARGV do redis.call('HSET', KEYS[3], field .. '#' .. (i - 5), ARGV[i]) end
+redis.call('HSET', KEYS[3], field, ARGV[6])
+for i = 7, #ARGV do redis.call('HSET', KEYS[3], field .. '#' .. (i - 6), ARGV[i]) end
 return 1
 """
 
@@ -310,7 +312,7 @@ def _fragment_with_parts(field: object, value: object) -> tuple[tuple[bytes, str
         return None
     stop, slash, count = head.partition(b"/")
     start, end, parts = _canonical_int(wire[1]), _canonical_int(stop), _canonical_int(count) if slash else 1
-    if start is None or end is None or parts is None or parts < 1:
+    if start is None or end is None or parts is None or not 1 <= parts <= FRAGMENT_MAX_PARTS:
         return None
     try:
         return (target[0], wire[0].decode(), start, end, entry), parts
@@ -636,6 +638,7 @@ class RedisStore(Store):
             start,
             end,
             b"%d/%d:" % (end, len(parts)) + entry,
+            FRAGMENT_MAX_PARTS,
             *parts,
         ]
         _script(session_id, lambda: self._put_fragment_script(keys, args))
