@@ -527,7 +527,7 @@ def joined_parts(parts: Iterable[tuple[int, object]]) -> bytes | None:
         if number != len(pieces) or type(part) is not bytes:
             return None
         pieces.append(part)
-    return pieces[0] if len(pieces) == 1 else b"".join(pieces) if pieces else None
+    return b"".join(pieces) if pieces else None  # one part: join hands that part back, uncopied
 
 
 def metadata_of(session_id: str, stored: object) -> Mapping[str, Any]:
