@@ -9,6 +9,7 @@ against its real server."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
 from collections.abc import Callable
@@ -435,3 +436,19 @@ def test_the_sqlite_store_reads_fragments_through_a_memory_map(tmp_path: Any) ->
     assert store._conn.execute("PRAGMA mmap_size").fetchone()[0] > 0
     with sqlite3.connect(tmp_path / "s.db") as plain:
         assert plain.execute("SELECT count(*) FROM thinkseal_fragments").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("lazy", [1, "yes", None])
+def test_lazy_that_is_not_a_bool_is_named(backend: Backend, lazy: Any) -> None:
+    store = backend.store()
+    session_id = store.create(long_conversation(2))
+    with pytest.raises(thinkseal.ValidationError, match="lazy: expected bool") as raised:
+        store.load(session_id, lazy=lazy)
+    assert raised.value.path == "lazy"
+
+    async def load_async() -> None:
+        async with backend.async_store() as asynchronous:
+            await asynchronous.load(session_id, lazy=lazy)
+
+    with pytest.raises(thinkseal.ValidationError, match="lazy: expected bool"):
+        asyncio.run(load_async())

@@ -16,6 +16,7 @@ from typing import Any, Self, TypeVar
 from .._binding import FINGERPRINT_VERSION
 from .._conversation import Conversation
 from .._errors import ConflictError, ValidationError
+from .._frozen import check_bool
 from .._messages import Message
 from ._codec import (
     CHAIN_START,
@@ -339,9 +340,7 @@ class Store(abc.ABC):
         ``prepare`` for such a target maps the new messages only; see
         docs/store.md, "Lazy loads and prepared fragments"."""
         session_id = check_session_id(session_id)
-        if not isinstance(lazy, bool):
-            raise ValidationError("lazy: expected bool", path="lazy")
-        if lazy:
+        if check_bool(lazy, "lazy"):
             return load_lazy(self, session_id)
         head, raw = self._read_known(session_id, 0)
         return self._build(session_id, head, raw)[0]
@@ -618,9 +617,7 @@ class AsyncStore(abc.ABC):
 
     async def load(self, session_id: str, *, lazy: bool = False) -> Conversation:
         session_id = check_session_id(session_id)
-        if not isinstance(lazy, bool):
-            raise ValidationError("lazy: expected bool", path="lazy")
-        if lazy:  # read in a worker thread through a sync store of the same database; see docs/store.md
+        if check_bool(lazy, "lazy"):  # read in a worker thread through a sync store of the database: docs/store.md
             return await asyncio.to_thread(load_lazy, self._lazy_twin(), session_id, None, True)
         head, raw = await self._read_known(session_id, 0)
         return (await self._off_loop(raw, self._build, session_id, head, raw))[0]
