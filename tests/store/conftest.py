@@ -151,7 +151,7 @@ class Backend:
         """What the database wrote while ``action()`` ran: rows changed
         (SQLite's total_changes), row versions created (PostgreSQL: rows whose
         xmin is newer than a transaction id taken before), write commands run
-        (Redis commandstats, commands run by scripts included)."""
+        on this namespace's keys (Redis, commands run by scripts included)."""
         if self.name == "sqlite":
             before = store._conn.total_changes
             action()
@@ -166,18 +166,26 @@ class Backend:
                         f'SELECT count(*) FROM "{self.namespace}".{table} WHERE xmin::text::bigint > %s', (mark,)
                     ).fetchone()[0]
                 return total
+        # MONITOR lists every command the server runs, those scripts run
+        # included: the ones on this namespace's keys are counted (the server's
+        # command counters would count other tests' writes meanwhile too).
+        writes = {"rpush", "hset", "lset", "zadd", "del", "incr", "hdel"}
+        end = f"count-writes-{uuid.uuid4().hex}"
         client = redis.Redis.from_url(self.url)
-        writes = ("rpush", "hset", "lset", "zadd", "del", "incr")
-
-        def count() -> int:
-            stats = client.info("commandstats")
-            return sum(stats.get(f"cmdstat_{c}", {}).get("calls", 0) for c in writes)
-
-        before = count()
-        action()
-        written = count() - before
-        client.close()
-        return written
+        try:
+            with client.monitor() as monitor:
+                action()
+                client.echo(end)
+                written = 0
+                for seen in monitor.listen():
+                    words = str(seen["command"]).split(" ")
+                    if end in words:
+                        return written
+                    if words[0].lower() in writes and len(words) > 1 and words[1].startswith(f"{self.namespace}:"):
+                        written += 1
+        finally:
+            client.close()
+        raise AssertionError("the monitor ended before the end mark")
 
     def cleanup(self) -> None:
         for store in self._stores:
