@@ -3,14 +3,15 @@ built through caches shared with other conversations equals one built fresh."""
 
 from __future__ import annotations
 
+import json
 import tracemalloc
 
 import pytest
 
 import thinkseal
-from thinkseal import AssistantMessage, Conversation, Tool, ToolCall, ToolMessage, UserMessage
+from thinkseal import AssistantMessage, Conversation, Message, Tool, ToolCall, ToolMessage, UserMessage
 from thinkseal.providers import PROVIDER_IDS
-from thinkseal.providers._wire import WireCache
+from thinkseal.providers._wire import Body, Fragments, WireCache, whole
 
 OPTIONS = {
     "anthropic": {"max_tokens": 1024},
@@ -101,3 +102,77 @@ def test_a_fork_copies_none_of_its_parent_s_wire_messages_until_it_grows() -> No
         tracemalloc.stop()
     assert kept < 4_000  # a list of 20,000 references alone is 160,000 bytes
     assert grown > 3 * 160_000  # growing copies its three lists once
+
+
+def _tool_loop(n: int) -> list[Message]:
+    """``n`` short messages of a tool loop: a user turn, a call, its result."""
+    out: list[Message] = []
+    for i in range(n):
+        if i % 3 == 0:
+            out.append(UserMessage(f"u{i}"))
+        elif i % 3 == 1:
+            out.append(AssistantMessage(f"a{i}", [ToolCall(f"c{i}", "lookup", {})]))
+        else:
+            out.append(ToolMessage(f"r{i}", f"c{i - 1}"))
+    return out
+
+
+@pytest.mark.parametrize("provider_id", PROVIDER_IDS)
+def test_a_request_reads_the_cached_history_in_place(provider_id: str) -> None:
+    # Counted in bytes a request keeps: after a new turn, the request's wire
+    # messages are the cache's list read in place, not a copy of it (a list of
+    # references costs 8 bytes per wire message, and touches every one).
+    adapter = thinkseal.provider(provider_id)
+    options = OPTIONS.get(provider_id, {})
+    conv = Conversation(_tool_loop(6_000), tools=[Tool("lookup")])
+    for step in range(3):  # the cache built, then extended by a step, then read
+        conv = conv.append(AssistantMessage(f"x{step}"), UserMessage(f"y{step}")) if step else conv
+        if step < 2:
+            assert adapter.prepare(conv, model="m", **options).content_length > 0
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        request = adapter.prepare(conv, model="m", **options)
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    wire = max(len(v) for v in json.loads(request.content).values() if isinstance(v, list))
+    assert wire >= 4_000
+    assert kept < 2 * wire  # a copy of the references alone: 8 * wire
+
+
+@pytest.mark.parametrize("provider_id", PROVIDER_IDS)
+def test_a_held_request_keeps_its_body_while_the_caches_it_read_grow_and_fork(provider_id: str) -> None:
+    adapter = thinkseal.provider(provider_id)
+    options = OPTIONS.get(provider_id, {})
+    conv = Conversation(_tool_loop(60), tools=[Tool("lookup")])
+    adapter.prepare(conv, model="m", **options)
+    held_conv = conv.append(AssistantMessage("held"), UserMessage("held"))
+    held = adapter.prepare(held_conv, model="m", **options)  # not read yet
+    grown = held_conv
+    for i in range(4):  # the held request's cache grows past it...
+        grown = grown.append(AssistantMessage(f"g{i}"), UserMessage(f"g{i}"))
+        adapter.prepare(grown, model="m", **options)
+    sibling = conv.append(AssistantMessage("other"), UserMessage("other"))
+    for i in range(4):  # ...and a branch forks it and grows its own way
+        sibling = sibling.append(AssistantMessage(f"s{i}"), UserMessage(f"s{i}"))
+        adapter.prepare(sibling, model="m", **options)
+    assert held.content == adapter.prepare(fresh(held_conv), model="m", **options).content
+    assert held.body == adapter.prepare(fresh(held_conv), model="m", **options).body
+
+
+def test_fragments_read_their_spans_in_order() -> None:
+    shared = [b"a", b"b", b"c", b"d"]
+    parts = Fragments(5, (shared, 1, 3), ([b"x"], 0, 1), whole([b"y", b"z"]))
+    assert len(parts) == 5
+    assert list(parts) == [b"b", b"c", b"x", b"y", b"z"]
+    assert [parts[i] for i in range(-5, 5)] == list(parts) * 2
+    assert parts[1:4] == [b"c", b"x", b"y"]
+    for out_of_range in (5, -6):
+        with pytest.raises(IndexError):
+            parts[out_of_range]
+    shared.append(b"e")  # the list a span reads grows at its end: the span does not
+    assert list(parts) == [b"b", b"c", b"x", b"y", b"z"]
+    body = Body(b"[", parts, b"]")
+    assert body.joined() == b"[b,c,x,y,z]"
+    assert len(body) == len(body.joined())

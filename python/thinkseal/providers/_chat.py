@@ -223,7 +223,7 @@ def tool_wire(tool: Tool) -> dict[str, Any]:
 
 def chat_body(
     model: str,
-    messages: list[Any],
+    messages: Sequence[Any],
     tools: Sequence[Tool],
     *fields: Mapping[str, Any],
     write_tool: Callable[[Tool], dict[str, Any]] = tool_wire,

@@ -16,11 +16,12 @@
 
 from __future__ import annotations
 
+import operator
 import threading
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from .. import _core
 from .._json import frozen_loads
@@ -59,15 +60,54 @@ def counted(message: Message, key: str, build: Callable[[], Any], count: Callabl
     return (entry, 0) if isinstance(entry, bytes) else entry
 
 
-class Fragments(list[bytes]):
-    """Encoded wire messages with their total size in bytes (``size``), known
-    from the cache's running sizes without summing every fragment again."""
+class Fragments(Sequence[bytes]):
+    """A request's encoded wire messages, read in place from the lists that
+    hold them (``spans``: each a list and the range of it taken), with their
+    total size in bytes (``size``), known from the cache's running sizes
+    without summing every fragment again.
 
-    __slots__ = ("size",)
+    The history's part is a span of a wire cache's own list, not a copy: a
+    cache only appends to its list, and a list it stops using
+    (``WireCache._own``) is never changed again, so the entries a request
+    read stay what they were, whatever another thread or a later request
+    adds. A copy would touch every cached wire message of the history on
+    every request (and again when the request is dropped)."""
 
-    def __init__(self, size: int) -> None:
-        super().__init__()
+    __slots__ = ("_length", "_spans", "size")
+
+    def __init__(self, size: int, *spans: tuple[Sequence[bytes], int, int]) -> None:
         self.size = size
+        self._spans = spans
+        self._length = sum(end - start for _, start, end in spans)
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __iter__(self) -> Iterator[bytes]:
+        for items, start, end in self._spans:
+            yield from items[start:end]
+
+    @overload
+    def __getitem__(self, i: int) -> bytes: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[bytes]: ...
+    def __getitem__(self, i: int | slice) -> bytes | list[bytes]:
+        if isinstance(i, slice):
+            return list(self)[i]
+        at = operator.index(i)
+        at = at + self._length if at < 0 else at
+        if not 0 <= at < self._length:
+            raise IndexError("fragment index out of range")
+        for items, start, end in self._spans:
+            if at < end - start:
+                return items[start + at]
+            at -= end - start
+        raise AssertionError("unreachable: the spans add up to the length")
+
+
+def whole(items: Sequence[bytes]) -> tuple[Sequence[bytes], int, int]:
+    """All of ``items``, as a span of ``Fragments``."""
+    return items, 0, len(items)
 
 
 class Body:
@@ -355,26 +395,11 @@ def tallied_wire_messages(
         upto, count = cache.mark_at(boundary)
     tail, tail_tallies = build_segment(replay.sent_messages(upto, replay.total))
     total = cache.total(count) + sum(tail_tallies) if tail_tallies is not None else 0
+    size = cache.size(count) + sum(map(len, tail))
     runs, k = cache.runs, cache.run_end
     if k and count >= k:  # restored runs, taken whole: they hold their own separating commas
-        fragments = Fragments(cache.size(count) + k - len(runs) + sum(map(len, tail)))
-        fragments += [run for _, run in runs]
-        fragments += cache.encoded[k:count]
-        fragments += tail
-        return fragments, total
-    fragments = Fragments(cache.size(count) + sum(map(len, tail)))
+        joined = [run for _, run in runs]
+        return Fragments(size + k - len(runs), whole(joined), (cache.encoded, k, count), whole(tail)), total
     if k:
-        fragments += cache.pieces(0, count)
-        fragments += tail
-        return fragments, total
-    # The cache only grows at its end, so its first ``count`` entries stay the
-    # same whatever another thread adds meanwhile: the shared part is copied
-    # once, rather than sliced and then copied again (sliced when the list is
-    # a fork's parent's, much longer than its own part).
-    encoded = cache.encoded
-    if len(encoded) - count > count:
-        encoded = encoded[:count]
-    fragments += encoded
-    del fragments[count:]
-    fragments += tail
-    return fragments, total
+        return Fragments(size, whole(cache.pieces(0, count)), whole(tail)), total
+    return Fragments(size, (cache.encoded, 0, count), whole(tail)), total

@@ -688,6 +688,7 @@ class Adapter(Provider):
         previous = checked.get("previous_response_id")
         server_side = previous is not None or checked.get("store") is True
         mode = _STORED if server_side else _STATELESS
+        encoded: Sequence[bytes]
         if previous is not None:
             start = continuation_start(conversation, replay)
             encoded = segment_for(mode)(replay.sent_messages(start, replay.total))
