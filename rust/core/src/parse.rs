@@ -267,28 +267,21 @@ impl<'a> Reader<'a> {
     fn string(&mut self) -> Result<Cow<'a, str>, Refused> {
         self.at += 1; // the opening quote
         let start = self.at;
-        loop {
-            match self.peek() {
-                Some(b'"') => {
-                    let s = &self.text[start..self.at];
-                    self.at += 1;
-                    return Ok(Cow::Borrowed(s));
-                }
-                Some(b'\\') => break,
-                Some(0..=0x1f) | None => return Err(self.refuse()),
-                Some(_) => self.at += 1,
+        self.at += plain_run(&self.bytes[start..]);
+        match self.peek() {
+            Some(b'"') => {
+                let s = &self.text[start..self.at];
+                self.at += 1;
+                return Ok(Cow::Borrowed(s));
             }
+            Some(b'\\') => {}
+            _ => return Err(self.refuse()),
         }
         let mut owned = String::with_capacity(self.at - start + 16);
         owned.push_str(&self.text[start..self.at]);
         loop {
             let run = self.at;
-            while let Some(b) = self.peek() {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.at += 1;
-            }
+            self.at += plain_run(&self.bytes[run..]);
             owned.push_str(&self.text[run..self.at]);
             match self.peek() {
                 Some(b'"') => {
@@ -414,6 +407,28 @@ pub fn write_canonical(
     Ok(())
 }
 
+/// The length of the plain run `bytes` starts with: up to the first quote,
+/// backslash or control byte (all of it when there is none). Most of a
+/// stored text's bytes are in strings, so the run is found a block at a time:
+/// `memchr2` for the quote and backslash, then a check for control bytes
+/// over the run, a block's least byte at a time (which the compiler turns
+/// into vector compares).
+fn plain_run(bytes: &[u8]) -> usize {
+    let end = memchr::memchr2(b'"', b'\\', bytes).unwrap_or(bytes.len());
+    let run = &bytes[..end];
+    let clean = |block: &[u8]| block.iter().copied().min().unwrap_or(u8::MAX) >= 0x20;
+    match run.chunks(32).position(|block| !clean(block)) {
+        None => end,
+        Some(block) => {
+            let from = block * 32;
+            from + run[from..]
+                .iter()
+                .position(|&b| b < 0x20)
+                .unwrap_or(run.len() - from)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -445,6 +460,34 @@ mod tests {
             ]))
         );
         assert_eq!(v.get("b"), Some(&Value::Object(vec![])));
+    }
+
+    #[test]
+    fn a_plain_run_ends_at_the_first_quote_backslash_or_control_byte() {
+        // Against the byte-at-a-time definition, with the stop byte at every
+        // place around the 32-byte blocks, after multi-byte text too.
+        let stops = [b'"', b'\\', 0x00, 0x1f, b'\n'];
+        for filler in ["a", "é", "日本"] {
+            let text: String = filler.repeat(90);
+            let plain = text.as_bytes();
+            assert_eq!(plain_run(plain), plain.len());
+            for at in 0..plain.len() {
+                if !text.is_char_boundary(at) {
+                    continue;
+                }
+                for stop in stops {
+                    let mut bytes = plain[..at].to_vec();
+                    bytes.push(stop);
+                    bytes.extend_from_slice(&plain[at..]);
+                    bytes.push(if stop == b'"' { 0x01 } else { b'"' }); // another stop after it
+                    let expected = bytes
+                        .iter()
+                        .position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+                    assert_eq!(Some(plain_run(&bytes)), expected, "stop {stop:#x} at {at}");
+                }
+            }
+        }
+        assert_eq!(plain_run(b""), 0);
     }
 
     #[test]
