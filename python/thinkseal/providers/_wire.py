@@ -355,7 +355,7 @@ def wire_messages(
     ``wire_boundary(replay)`` is built once and shared by later requests (under
     ``key``, which must name everything the wire form depends on besides the
     messages), so a request after k new messages maps only those k; the rest
-    is list copies. ``starts_wire_message(turn)`` says whether an as-sent
+    is read in place (``Fragments``). ``starts_wire_message(turn)`` says whether an as-sent
     assistant turn starts a wire message (an adapter that leaves empty turns
     out lets the messages around them merge, so they are no place to cut).
     ``joins_previous(turn)`` says whether an as-sent assistant turn that comes
