@@ -64,6 +64,32 @@ def from_json(data: bytes) -> None:
         raise AssertionError(f"the native and Python readers differ: {native!r:.300} != {slow!r:.300}")
 
 
+def _anthropic_body(data: bytes) -> Any:
+    """The Anthropic body of the stored conversation ``data`` (or the error),
+    its messages read fresh, so no wire fragment cached by another call is reused."""
+    try:
+        conv = Conversation.from_json(data)
+        return thinkseal.provider("anthropic").prepare(conv, model=MODEL, max_tokens=1024).content
+    except ThinksealError as err:
+        return (type(err).__name__, getattr(err, "path", None))
+
+
+def anthropic_turns(data: bytes) -> None:
+    """Also: the Anthropic wire turns written natively (rust/python/src/claude.rs)
+    and built by the Python path make the same body, or fail alike."""
+    from thinkseal.providers import _claude, anthropic  # noqa: PLC0415 - this target's only
+
+    native = _anthropic_body(data)
+    saved = anthropic._Wire.native_turn
+    anthropic._Wire.native_turn = _claude.Wire.native_turn  # type: ignore[method-assign]
+    try:
+        slow = _anthropic_body(data)
+    finally:
+        anthropic._Wire.native_turn = saved  # type: ignore[method-assign]
+    if native != slow:
+        raise AssertionError(f"the native and Python turns differ: {native!r:.300} != {slow!r:.300}")
+
+
 def message_from_dict(data: bytes) -> None:
     value = _decode(data)
     if value is _SKIP:
@@ -175,6 +201,7 @@ def _targets() -> dict[str, Callable[[bytes], None]]:
         "from_json": from_json,
         "message_from_dict": message_from_dict,
         "fragments": fragments,
+        "anthropic_turns": anthropic_turns,
     }
     for provider_id in PROVIDER_IDS:
         targets[f"receive:{provider_id}"] = _receive(provider_id)

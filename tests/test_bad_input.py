@@ -31,6 +31,7 @@ from thinkseal import (
     _load,
 )
 from thinkseal._json import FrozenDict, FrozenList
+from thinkseal.providers.anthropic import _TURN_KIT
 
 Text = ThinkingBlock.Text
 NAN, INF = float("nan"), float("inf")
@@ -871,6 +872,26 @@ def test_ledger_entry_keys_survive_hostile_arguments(secret):
     survive(_core.ledger_entry_key, secret)
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(("assistant", [AssistantMessage("a")], ()), id="kit-empty"),
+        pytest.param(("assistant", [AssistantMessage("a")], (5,) * 7), id="kit-not-classes"),
+        pytest.param(("assistant", [AssistantMessage("a")], (AssistantMessage,) * 7), id="kit-all-one-class"),
+        pytest.param(("assistant", None, _TURN_KIT), id="group-none"),
+        pytest.param(("assistant", (AssistantMessage("a"),), _TURN_KIT), id="group-tuple"),
+        pytest.param(("assistant", [5], _TURN_KIT), id="group-int"),
+        pytest.param(("user", [None, "x", 3.0], _TURN_KIT), id="group-junk"),
+        pytest.param(("\ud800", [UserMessage("a")], _TURN_KIT), id="role-surrogate"),
+        pytest.param((None, [UserMessage("a")], _TURN_KIT), id="role-none"),
+        pytest.param(("assistant", [UserMessage("a")], (UserMessage, *_TURN_KIT[1:])), id="kit-misnamed"),
+        pytest.param(("user", [UserMessage("x" * 3_000_000)] * 3, _TURN_KIT), id="large"),
+    ],
+)
+def test_claude_turn_survives_hostile_arguments(args):
+    survive(_core.claude_turn, *args)
+
+
 KEY = bytes(32)
 
 
@@ -927,6 +948,7 @@ def test_every_core_function_is_exercised():
         "context_digest",
         "prefix_digest",
         "wire_json",
+        "claude_turn",
         "load_document",
         "frozen_json",
         "ledger_keys",

@@ -1,7 +1,7 @@
 """Type stubs of the native module (rust/python/src/lib.rs)."""
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 __all__ = [
     "CHAIN_DOMAIN",
@@ -12,6 +12,7 @@ __all__ = [
     "REQUEST_DOMAIN",
     "canonical_json",
     "chain",
+    "claude_turn",
     "context_digest",
     "encode_message",
     "fragment_check",
@@ -49,6 +50,7 @@ def context_digest(
 def prefix_digest(
     version: int, provider: str, model: str, account: str | None, context: bytes, chain_before: bytes
 ) -> bytes: ...
+def claude_turn(role: str, group: list[Any], kit: tuple[type, ...]) -> bytes | None: ...
 def load_document(
     text: object, kit: tuple[object, ...], max_depth: int, max_string: int, max_parts: int
 ) -> object | None: ...

@@ -651,9 +651,20 @@ class Wire:
             tallies.append(tally)
         return encoded, tallies
 
+    def native_turn(self, role: str, group: list[Message]) -> bytes | None:
+        """The JSON bytes of a wire turn written by the native core, for the
+        plain cases it knows, or None: the turn is built here. A turn written
+        natively holds no cache breakpoint, so its ``turn_tally`` is 0; an
+        adapter whose ``turn_tally`` counts more keeps this default."""
+        return None
+
     def assistant_turn(self, message: AssistantMessage) -> tuple[bytes, int]:
         return counted(
-            message, self.key, lambda: {"role": "assistant", "content": self.assistant_blocks(message)}, self.turn_tally
+            message,
+            self.key,
+            lambda: {"role": "assistant", "content": self.assistant_blocks(message)},
+            self.turn_tally,
+            lambda: self.native_turn("assistant", [message]),
         )
 
     def assistant_blocks(self, message: AssistantMessage) -> list[dict[str, Any]]:
@@ -679,7 +690,16 @@ class Wire:
         cache, rather than keeping each message's blocks encoded beside the turn
         that copies them."""
         if len(group) == 1:
-            return counted(group[0], f"{self.key}:user", lambda: self.user_wire(group), self.turn_tally)
+            return counted(
+                group[0],
+                f"{self.key}:user",
+                lambda: self.user_wire(group),
+                self.turn_tally,
+                lambda: self.native_turn("user", group),
+            )
+        raw = self.native_turn("user", group)
+        if raw is not None:
+            return raw, 0
         value = self.user_wire(group)
         return dumps(value), self.turn_tally(value)
 

@@ -43,14 +43,25 @@ def fragment(message: Message, key: str, build: Callable[[], Any]) -> bytes:
     return cached(message, key, lambda: dumps(build()))
 
 
-def counted(message: Message, key: str, build: Callable[[], Any], count: Callable[[Any], int]) -> tuple[bytes, int]:
+def counted(
+    message: Message,
+    key: str,
+    build: Callable[[], Any],
+    count: Callable[[Any], int],
+    native: Callable[[], bytes | None] | None = None,
+) -> tuple[bytes, int]:
     """``fragment``, and ``count(wire object)``: what the adapter needs to know
     about the object once only its bytes are kept (kept with them, as one
     entry, when it is not 0; a message whose fragment counts nothing keeps
     the bytes alone). Every caller that builds under ``key`` must count alike
-    (the key names the count too)."""
+    (the key names the count too). ``native()``, when given, is tried first:
+    the bytes of the same object written natively, whose count is 0, or None."""
 
     def encode() -> bytes | tuple[bytes, int]:
+        if native is not None:
+            data = native()
+            if data is not None:
+                return data
         value = build()
         number = count(value)
         data = dumps(value)

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar, Final
 
+from .. import _core
 from .._blocks import ThinkingBlock
 from .._content import Document, Image
 from .._conversation import Conversation
@@ -70,6 +71,19 @@ def _plain_text(block: Mapping[str, Any]) -> bool:
     return block.get("type") == "text" and len(block) == 2
 
 
+# What the native turn writer (rust/python/src/claude.rs) checks a turn's
+# messages and parts against, exactly, in the order it reads them.
+_TURN_KIT: Final[tuple[type, ...]] = (
+    AssistantMessage,
+    UserMessage,
+    ToolMessage,
+    ToolCall,
+    ThinkingBlock.Text,
+    ThinkingBlock.Redacted,
+    ThinkingBlock.Opaque,
+)
+
+
 class _Wire(_claude.Wire):
     """The Messages API's spelling of Claude's wire."""
 
@@ -78,6 +92,9 @@ class _Wire(_claude.Wire):
     paths = MappingProxyType({option: option for option in _claude.OPTION_NAMES})  # Claude's own names, top level
     tool_fields = MappingProxyType({"id": "id", "name": "name", "arguments": "input"})
     format_at = ("output_config", "format")  # Anthropic's native structured output
+
+    def native_turn(self, role: str, group: list[Message]) -> bytes | None:
+        return _core.claude_turn(role, group, _TURN_KIT)
 
     def text_block(self, text: str) -> dict[str, Any]:
         return {"type": "text", "text": text}

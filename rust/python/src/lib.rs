@@ -8,6 +8,7 @@
 //! the seal ledger's keys are in ledger.rs. Every entry point runs under
 //! [`errors::guard`], so no panic reaches Python.
 
+mod claude;
 mod encode;
 mod errors;
 mod ledger;
@@ -16,6 +17,7 @@ mod pipeline;
 mod strings;
 mod wire;
 
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 use thinkseal_core::digest::{self, Digest};
@@ -198,6 +200,22 @@ fn prefix_digest<'py>(
     })
 }
 
+/// The Anthropic Messages wire bytes of one plain turn (claude.rs), or
+/// `None` when the Python path builds it.
+#[pyfunction]
+fn claude_turn<'py>(
+    py: Python<'py>,
+    role: &str,
+    group: &Bound<'py, PyList>,
+    kit: &Bound<'py, PyTuple>,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    guard(py, || {
+        let kit = claude::Kit::from_tuple(kit)
+            .ok_or_else(|| PyTypeError::new_err("claude_turn: kit has to be 7 classes"))?;
+        Ok(claude::turn(role, group, &kit).map(|b| PyBytes::new(py, &b)))
+    })
+}
+
 /// `Conversation.from_json`'s fast path (load.rs): the decoded document with
 /// its plain messages already built, or `None` when the text is left to `json`.
 #[pyfunction]
@@ -285,6 +303,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(chain, m)?)?;
     m.add_function(wrap_pyfunction!(context_digest, m)?)?;
     m.add_function(wrap_pyfunction!(prefix_digest, m)?)?;
+    m.add_function(wrap_pyfunction!(claude_turn, m)?)?;
     m.add_function(wrap_pyfunction!(load_document, m)?)?;
     m.add_function(wrap_pyfunction!(frozen_json, m)?)?;
     m.add_function(wrap_pyfunction!(ledger::ledger_keys, m)?)?;

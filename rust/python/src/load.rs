@@ -32,7 +32,7 @@ use thinkseal_core::digest;
 use thinkseal_core::encode;
 use thinkseal_core::parse::{self, Value};
 
-use crate::strings;
+use crate::strings::{self, surely_not_blank};
 
 /// How deep the reader goes before leaving a text to the Python path: the
 /// deepest nesting any limit allows (`Limits.max_depth` ≤ 256) plus the
@@ -248,16 +248,6 @@ fn to_python<'py>(py: Python<'py>, value: &Value<'_>) -> PyResult<Bound<'py, PyA
 /// `Limits.max_string` characters, like `check_str`.
 fn within(s: &str, bounds: Bounds) -> bool {
     s.len() <= bounds.max_string || s.chars().count() <= bounds.max_string
-}
-
-/// Whether `str.strip()` leaves something: certain when an ASCII character
-/// other than Python's ASCII whitespace is present. A string of only other
-/// characters is left to the Python path (Unicode whitespace rules differ
-/// between Rust and Python).
-fn surely_not_blank(s: &str) -> bool {
-    s.bytes().any(|b| {
-        b.is_ascii() && !matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0x1c..=0x1f)
-    })
 }
 
 fn str_of<'v>(value: Option<&'v Value<'_>>, bounds: Bounds) -> Option<&'v str> {

@@ -146,3 +146,13 @@ fn put_point(out: &mut [u8], n: usize, p: u32) -> Result<usize, LoneSurrogate> {
         }
     })
 }
+
+/// Whether `str.strip()` leaves something of `s`: certain when an ASCII
+/// character other than Python's ASCII whitespace is present. A string of
+/// only other characters is left to the Python path (Unicode whitespace
+/// rules differ between Rust and Python).
+pub fn surely_not_blank(s: &str) -> bool {
+    s.bytes().any(|b| {
+        b.is_ascii() && !matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0x1c..=0x1f)
+    })
+}

@@ -72,6 +72,13 @@ pub fn wire_json(obj: &Bound<'_, PyAny>, root: &str) -> PyResult<Vec<u8>> {
     }
 }
 
+/// Appends the wire bytes of `obj`, nested `depth` levels deep in a value
+/// `wire_json` writes (so the depth limit falls where it falls there); false
+/// when `wire_json` would raise (what was appended is then unspecified).
+pub fn write_value(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, depth: usize) -> bool {
+    write(out, obj, depth).is_ok()
+}
+
 fn write(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, depth: usize) -> Result<(), Failure> {
     // The stdlib's order of checks; exact types first would not change the result.
     if let Ok(s) = obj.cast::<PyString>() {
