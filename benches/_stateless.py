@@ -225,7 +225,7 @@ def fragment_ratio(store: Store, session_id: str) -> float:
     stored = replaced = 0
     for target in {target for target, *_ in store._fragment_index(session_id)}:
         for wire_key, start, end, entry, data in store._fragments(session_id, target):
-            checked = read_entry(target, wire_key, start, end, entry)
+            checked = read_entry(target, wire_key, start, end, entry, store._fragment_key)
             read = None if checked is None else read_data(checked, data)
             assert read is not None, "a fragment row the worker wrote does not check"
             stored += len(entry) + len(data)

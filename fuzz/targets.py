@@ -183,11 +183,11 @@ def fragments(data: bytes) -> None:
     """The bytes as a fragment row's data, with a check made for them (the
     check's key is public: anyone who writes the store can make one), read
     back: a ``Data`` that holds together, or None; never an exception."""
-    from thinkseal.store._fragments import Data, data_check, encode, read_data, read_entry  # noqa: PLC0415 - the store's only
+    from thinkseal.store._fragments import OPEN_KEY, Data, data_check, encode, read_data, read_entry  # noqa: PLC0415 - the store's only
 
     empty = Data(b"", array("I"), None, b"\0" * 3, b"c" * 96, array("q"))
-    entry, _ = encode(_FRAGMENT_TARGET, "messages", 10, 13, 13, _FRAGMENT_CHAINS, [], empty)
-    checked = read_entry(_FRAGMENT_TARGET, "messages", 10, 13, entry)
+    entry, _ = encode(_FRAGMENT_TARGET, "messages", 10, 13, 13, _FRAGMENT_CHAINS, [], empty, OPEN_KEY)
+    checked = read_entry(_FRAGMENT_TARGET, "messages", 10, 13, entry, OPEN_KEY)
     assert checked is not None
     read = read_data(checked._replace(data_check=data_check(checked, data)), data)
     if read is not None:

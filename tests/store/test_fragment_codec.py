@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from thinkseal import Origin
-from thinkseal.store._fragments import Data, data_check, encode, read_data, read_entry, target_of
+from thinkseal.store._fragments import OPEN_KEY, Data, data_check, encode, read_data, read_entry, target_of
 
 TARGET = target_of(Origin("anthropic", "m"), b"c" * 32)
 CHAINS = (b"a" * 32, b"b" * 32)
@@ -26,14 +26,14 @@ def row(pieces: list[bytes], tallied: bool = True) -> tuple[bytes, bytes, Data]:
         b"x" * 96,
         array("q", [10, 12]),
     )
-    entry, blob = encode(TARGET, "messages", 10, 13, 14, CHAINS, [(11, b"s" * 32)], data)
+    entry, blob = encode(TARGET, "messages", 10, 13, 14, CHAINS, [(11, b"s" * 32)], data, OPEN_KEY)
     return entry, blob, data
 
 
 @given(st.lists(st.binary(min_size=1, max_size=40), max_size=6), st.booleans())
 def test_a_row_reads_back_as_written(pieces: list[bytes], tallied: bool) -> None:
     entry, blob, data = row(pieces, tallied)
-    read = read_entry(TARGET, "messages", 10, 13, entry)
+    read = read_entry(TARGET, "messages", 10, 13, entry, OPEN_KEY)
     assert read is not None
     assert (read.start, read.end, read.seen, read.row_chain_start, read.row_chain_end) == (10, 13, 14, *CHAINS)
     assert read.systems == ((11, b"s" * 32),)
@@ -47,22 +47,22 @@ def test_a_row_reads_back_as_written(pieces: list[bytes], tallied: bool) -> None
 
 def test_a_row_is_bound_to_its_target_wire_key_and_range() -> None:
     entry, _, _ = row([b"{}"])
-    assert read_entry(TARGET, "messages", 10, 13, entry) is not None
-    assert read_entry(target_of(Origin("anthropic", "other"), b"c" * 32), "messages", 10, 13, entry) is None
-    assert read_entry(TARGET, "system", 10, 13, entry) is None
-    assert read_entry(TARGET, "messages", 11, 13, entry) is None
-    assert read_entry(TARGET, "messages", 10, 12, entry) is None
+    assert read_entry(TARGET, "messages", 10, 13, entry, OPEN_KEY) is not None
+    assert read_entry(target_of(Origin("anthropic", "other"), b"c" * 32), "messages", 10, 13, entry, OPEN_KEY) is None
+    assert read_entry(TARGET, "system", 10, 13, entry, OPEN_KEY) is None
+    assert read_entry(TARGET, "messages", 11, 13, entry, OPEN_KEY) is None
+    assert read_entry(TARGET, "messages", 10, 12, entry, OPEN_KEY) is None
 
 
 @given(st.binary(max_size=300), st.integers(-2, 20), st.integers(-2, 20))
 def test_any_entry_bytes_read_as_an_entry_or_none(raw: bytes, start: int, end: int) -> None:
-    assert read_entry(TARGET, "messages", start, end, raw) is None  # no check holds by chance
+    assert read_entry(TARGET, "messages", start, end, raw, OPEN_KEY) is None  # no check holds by chance
 
 
 @given(st.data())
 def test_every_change_of_a_row_reads_as_none(data: st.DataObject) -> None:
     entry, blob, _ = row([b'{"a":1}', b'{"b":2}'])
-    checked = read_entry(TARGET, "messages", 10, 13, entry)
+    checked = read_entry(TARGET, "messages", 10, 13, entry, OPEN_KEY)
     assert checked is not None
     at = data.draw(st.integers(0, len(blob) - 1))
     flipped = blob[:at] + bytes([blob[at] ^ data.draw(st.integers(1, 255))]) + blob[at + 1 :]
@@ -71,15 +71,17 @@ def test_every_change_of_a_row_reads_as_none(data: st.DataObject) -> None:
     assert read_data(checked, blob[:cut]) is None
     assert read_data(checked, blob + b"x") is None
     at = data.draw(st.integers(0, len(entry) - 1))
-    assert read_entry(TARGET, "messages", 10, 13, entry[:at] + bytes([entry[at] ^ 1]) + entry[at + 1 :]) is None
+    assert (
+        read_entry(TARGET, "messages", 10, 13, entry[:at] + bytes([entry[at] ^ 1]) + entry[at + 1 :], OPEN_KEY) is None
+    )
 
 
 def test_values_of_the_wrong_type_read_as_none() -> None:
     entry, blob, _ = row([b"{}"])
-    assert read_entry(TARGET, "messages", 10, 13, entry.decode("latin-1")) is None
-    assert read_entry(TARGET, b"messages", 10, 13, entry) is None
-    assert read_entry(TARGET, "messages", "10", 13, entry) is None
-    checked = read_entry(TARGET, "messages", 10, 13, entry)
+    assert read_entry(TARGET, "messages", 10, 13, entry.decode("latin-1"), OPEN_KEY) is None
+    assert read_entry(TARGET, b"messages", 10, 13, entry, OPEN_KEY) is None
+    assert read_entry(TARGET, "messages", "10", 13, entry, OPEN_KEY) is None
+    checked = read_entry(TARGET, "messages", 10, 13, entry, OPEN_KEY)
     assert checked is not None
     assert read_data(checked, None) is None
     assert read_data(checked, blob.decode("latin-1")) is None
@@ -88,7 +90,7 @@ def test_values_of_the_wrong_type_read_as_none() -> None:
 def test_a_row_that_checks_but_is_malformed_reads_as_none() -> None:
     # Bytes that no ``encode`` wrote, with a check made for them (the key is public).
     entry, _, _ = row([b"{}"])
-    checked = read_entry(TARGET, "messages", 10, 13, entry)
+    checked = read_entry(TARGET, "messages", 10, 13, entry, OPEN_KEY)
     assert checked is not None
     for blob in (b"\x05\x00\x00\x00\x00\x00\x00\x00\x00abc", b"\x01\x00\x00\x00\x01\x00\x00\x00\x00" + b"\x00" * 3):
         assert read_data(checked._replace(data_check=data_check(checked, blob)), blob) is None

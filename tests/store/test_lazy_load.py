@@ -420,7 +420,7 @@ def test_stored_fragments_cost_at_most_1_2x_the_wire_bytes_they_replace(backend:
     stored = replaced = 0
     for target in {t for t, *_ in fragment_rows(store, session_id)}:
         for wire_key, start, end, entry, data in store._fragments(session_id, target):
-            checked = read_entry(target, wire_key, start, end, entry)
+            checked = read_entry(target, wire_key, start, end, entry, OPEN_KEY)
             assert checked is not None
             read = read_data(checked, data)
             assert read is not None

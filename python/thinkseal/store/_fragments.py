@@ -150,7 +150,7 @@ def encode(
     row_chains: tuple[bytes, bytes],
     systems: Sequence[tuple[int, bytes]],
     data: Data,
-    key: bytes = OPEN_KEY,
+    key: bytes,
 ) -> tuple[bytes, bytes]:
     """The (entry, data) bytes of a fragment row, checked under ``key``."""
     parts = [_DATA.pack(len(data.sizes), data.tallies is not None, len(data.turns)), _little(data.sizes)]
@@ -172,9 +172,7 @@ def data_check(entry: Entry, data: bytes) -> bytes:
     return _data_check(entry.key, entry.target, entry.wire_key, entry.fields, data)
 
 
-def read_entry(
-    target: object, wire_key: object, start: object, end: object, raw: object, key: bytes = OPEN_KEY
-) -> Entry | None:
+def read_entry(target: object, wire_key: object, start: object, end: object, raw: object, key: bytes) -> Entry | None:
     """The entry of a fragment row as the backend read it, checked under
     ``key``; None when anything of it is malformed or does not check."""
     if type(target) is not bytes or type(wire_key) is not str or type(raw) is not bytes:
