@@ -31,7 +31,9 @@ from thinkseal import (
     _load,
 )
 from thinkseal._json import FrozenDict, FrozenList
+from thinkseal._walk import _RUN_KIT
 from thinkseal.providers.anthropic import _TURN_KIT
+from thinkseal.testing import respond
 
 Text = ThinkingBlock.Text
 NAN, INF = float("nan"), float("inf")
@@ -892,6 +894,59 @@ def test_claude_turn_survives_hostile_arguments(args):
     survive(_core.claude_turn, *args)
 
 
+def _walk_args(**changes: Any) -> tuple[Any, ...]:
+    """``_core.walk_run``'s arguments for a small tool loop, with ``changes``."""
+    origin = Origin("anthropic", "m")
+    conv = respond(
+        Conversation([UserMessage("q")]),
+        origin,
+        AssistantMessage(None, [ToolCall("c", "f", {})], [ThinkingBlock.Text("t", "s")]),
+    )
+    items = [*conv, ToolMessage("r", "c"), UserMessage("u")]
+    args = {
+        "items": items,
+        "start": 0,
+        "end": len(items),
+        "total": len(items),
+        "open_calls": set(),
+        "chain": _core.CHAIN_START,
+        "target": origin,
+        "context": conv.context_digest,
+        "kit": _RUN_KIT,
+    }
+    return tuple({**args, **changes}.values())
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(_walk_args(), id="plain"),
+        pytest.param(_walk_args(kit=()), id="kit-empty"),
+        pytest.param(_walk_args(kit=(5,) * 10), id="kit-not-classes"),
+        pytest.param(_walk_args(kit=(UserMessage,) * 10), id="kit-all-one-class"),
+        pytest.param(_walk_args(items=None), id="items-none"),
+        pytest.param(_walk_args(items=(UserMessage("a"),)), id="items-tuple"),
+        pytest.param(_walk_args(items=[5, None, "x", 3.0]), id="items-junk"),
+        pytest.param(_walk_args(items=[fake(role="user", content="x")]), id="items-fake"),
+        pytest.param(_walk_args(start=-1), id="start-negative"),
+        pytest.param(_walk_args(start=10**30), id="start-huge"),
+        pytest.param(_walk_args(start=3, end=1), id="end-before-start"),
+        pytest.param(_walk_args(total=10**6), id="total-past-the-list"),
+        pytest.param(_walk_args(open_calls=None), id="open-none"),
+        pytest.param(_walk_args(open_calls=frozenset()), id="open-frozen"),
+        pytest.param(_walk_args(open_calls={5, None}), id="open-junk"),
+        pytest.param(_walk_args(chain=b"short"), id="chain-short"),
+        pytest.param(_walk_args(chain="c" * 32), id="chain-str"),
+        pytest.param(_walk_args(context=None), id="context-none"),
+        pytest.param(_walk_args(target=None), id="target-none"),
+        pytest.param(_walk_args(target="anthropic"), id="target-str"),
+        pytest.param(_walk_args(items=[UserMessage("x" * 3_000_000)] * 3), id="large"),
+    ],
+)
+def test_walk_run_survives_hostile_arguments(args):
+    survive(_core.walk_run, *args)
+
+
 KEY = bytes(32)
 
 
@@ -949,6 +1004,7 @@ def test_every_core_function_is_exercised():
         "prefix_digest",
         "wire_json",
         "claude_turn",
+        "walk_run",
         "load_document",
         "frozen_json",
         "ledger_keys",

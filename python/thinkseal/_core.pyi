@@ -28,6 +28,7 @@ __all__ = [
     "message_digest",
     "message_digests",
     "prefix_digest",
+    "walk_run",
     "wire_json",
 ]
 
@@ -51,6 +52,17 @@ def prefix_digest(
     version: int, provider: str, model: str, account: str | None, context: bytes, chain_before: bytes
 ) -> bytes: ...
 def claude_turn(role: str, group: list[Any], kit: tuple[type, ...]) -> bytes | None: ...
+def walk_run(
+    items: list[Any],
+    start: int,
+    end: int,
+    total: int,
+    open_calls: set[str],
+    chain: bytes,
+    target: object,
+    context: bytes,
+    kit: tuple[type, ...],
+) -> tuple[int, bytes, bytes, list[int]]: ...
 def load_document(
     text: object, kit: tuple[object, ...], max_depth: int, max_string: int, max_parts: int
 ) -> object | None: ...

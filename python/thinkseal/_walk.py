@@ -17,9 +17,25 @@ from typing import Final, Literal
 
 from . import _core
 from ._binding import FINGERPRINT_VERSION, Binding, Origin
-from ._messages import AssistantMessage, Message, ToolMessage, UserMessage
+from ._blocks import Opaque, Redacted, Text
+from ._messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
 
 CHAIN_START: Final[bytes] = _core.CHAIN_START
+
+# What the native run (rust/python/src/walk.rs) checks messages, parts and
+# bindings against, exactly, in the order it reads them.
+_RUN_KIT: Final[tuple[type, ...]] = (
+    SystemMessage,
+    UserMessage,
+    ToolMessage,
+    AssistantMessage,
+    ToolCall,
+    Text,
+    Redacted,
+    Opaque,
+    Binding,
+    Origin,
+)
 
 
 class Reason(StrEnum):
@@ -197,6 +213,27 @@ class Walk:
         self.codes.append(code)
         self._pending += 1
 
+    def run(
+        self, items: Sequence[Message], bounds: tuple[int, int, int], pairing: Pairing, target: Origin, context: bytes
+    ) -> int:
+        """From ``start`` (of ``bounds = (start, end, total)``), the messages
+        that go out as themselves, decided, paired and chained natively
+        (rust/python/src/walk.rs); the index of the first it leaves to the
+        loop in ``walk``, which decides that one."""
+        start, end, total = bounds
+        if type(items) is not list:
+            return start
+        stop, chain, codes, turns = _core.walk_run(
+            items, start, end, total, pairing._open, self.chain_end(), target, context, _RUN_KIT
+        )
+        if stop > start:
+            self.sent += items[start:stop]
+            self.chain += chain
+            self.codes += codes
+            self.turns += turns
+            self._last = chain[-32:]
+        return stop
+
 
 def prefix_digest(origin: Origin, context: bytes, chain_before: bytes) -> bytes:
     return _core.prefix_digest(
@@ -258,16 +295,23 @@ def walk(
     ensure_digests(
         [m for m in items[start:end] if not isinstance(m, AssistantMessage) or m.thinking_binding is not None]
     )
-    for i in range(start, end):
+    i = start
+    while i < end:
+        # The messages that go out as themselves, natively; then one that does
+        # not (or that the native run leaves), here.
+        i = out.run(items, (i, end, total), pairing, target, context)
+        if i == end:
+            break
         message = items[i]
+        i += 1
         if not isinstance(message, AssistantMessage):
-            out.add(pairing.sent(i, message, 0), 0)
+            out.add(pairing.sent(i - 1, message, 0), 0)
             continue
-        answered = pairing.assistant(i, message)
+        answered = pairing.assistant(i - 1, message)
         code = decide_without_chain(message, target)
         if code is None:
             code = decide_with_chain(message, target, context, out.chain_end(), len(answered))
-        out.turns.append(i)
+        out.turns.append(i - 1)
         out.add(sent_form(message, code, answered), code)
     out.chain_end()
     return out

@@ -84,15 +84,23 @@ def record(gw: Gateway, conv: Conversation) -> None:
 
 @pytest.fixture
 def decided(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many assistant turns the replay walk decides (one entry per turn)."""
+    """How many assistant turns the replay walk decides (one entry per turn),
+    in its loop or in its native run."""
     seen: list[int] = []
-    original = _walk.decide_without_chain
+    original, run = _walk.decide_without_chain, _walk.Walk.run
 
     def counting(message: Any, target: Origin) -> int | None:
         seen.append(1)
         return original(message, target)
 
+    def counting_run(walk: _walk.Walk, *args: Any) -> int:
+        before = len(walk.turns)
+        stop = run(walk, *args)
+        seen.extend([1] * (len(walk.turns) - before))
+        return stop
+
     monkeypatch.setattr(_walk, "decide_without_chain", counting)
+    monkeypatch.setattr(_walk.Walk, "run", counting_run)
     return seen
 
 

@@ -15,11 +15,12 @@ mod ledger;
 mod load;
 mod pipeline;
 mod strings;
+mod walk;
 mod wire;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyList, PySet, PyTuple};
 use thinkseal_core::digest::{self, Digest};
 use thinkseal_core::model::{Context, Origin, Tool};
 
@@ -216,6 +217,46 @@ fn claude_turn<'py>(
     })
 }
 
+/// `walk_run`'s result: where the run stopped, the chain values, the codes, the turns.
+type WalkRun<'py> = (usize, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Vec<usize>);
+
+/// The replay walk's plain run (walk.rs): from `start`, the messages of
+/// `items[:total]` before `end` that go out as themselves, decided from the
+/// chain value `chain`; `(stop, their chain values, their codes, the indices
+/// of the assistant turns among them)`, with `open_calls` (the pairing's
+/// open call ids) moved past them.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)] // the walk's state, as _walk.py holds it
+fn walk_run<'py>(
+    py: Python<'py>,
+    items: &Bound<'py, PyList>,
+    start: usize,
+    end: usize,
+    total: usize,
+    open_calls: &Bound<'py, PySet>,
+    chain: &[u8],
+    target: &Bound<'py, PyAny>,
+    context: &[u8],
+    kit: &Bound<'py, PyTuple>,
+) -> PyResult<WalkRun<'py>> {
+    guard(py, || {
+        let kit = walk::Kit::from_tuple(kit)
+            .ok_or_else(|| PyTypeError::new_err("walk_run: kit has to be 10 classes"))?;
+        let chain = digest_arg(py, chain, "chain")?;
+        let target = walk::Target {
+            origin: target,
+            context: digest_arg(py, context, "context")?,
+        };
+        let run = walk::run(items, (start, end, total), open_calls, chain, &target, &kit);
+        Ok((
+            run.stop,
+            PyBytes::new(py, &run.chain),
+            PyBytes::new(py, &run.codes),
+            run.turns,
+        ))
+    })
+}
+
 /// `Conversation.from_json`'s fast path (load.rs): the decoded document with
 /// its plain messages already built, or `None` when the text is left to `json`.
 #[pyfunction]
@@ -304,6 +345,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(context_digest, m)?)?;
     m.add_function(wrap_pyfunction!(prefix_digest, m)?)?;
     m.add_function(wrap_pyfunction!(claude_turn, m)?)?;
+    m.add_function(wrap_pyfunction!(walk_run, m)?)?;
     m.add_function(wrap_pyfunction!(load_document, m)?)?;
     m.add_function(wrap_pyfunction!(frozen_json, m)?)?;
     m.add_function(wrap_pyfunction!(ledger::ledger_keys, m)?)?;

@@ -701,7 +701,7 @@ fn strings_within(value: &Value<'_>, bounds: Bounds) -> bool {
 /// of 40) took 4.78-4.94 us per message this way, 5.65-5.76 through
 /// `object.__setattr__` (a call with an argument tuple per slot).
 #[allow(unsafe_code)] // one audited call, with its SAFETY note and measured reason
-fn write_slot(
+pub(crate) fn write_slot(
     object: &Bound<'_, PyAny>,
     name: &Bound<'_, PyString>,
     value: &Bound<'_, PyAny>,
