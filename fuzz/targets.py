@@ -90,6 +90,41 @@ def anthropic_turns(data: bytes) -> None:
         raise AssertionError(f"the native and Python turns differ: {native!r:.300} != {slow!r:.300}")
 
 
+# The targets a stored conversation's replay is decided for by the `walk` target.
+WALK_TARGETS = (thinkseal.Origin("anthropic", MODEL), thinkseal.Origin("anthropic", MODEL, "acct"))
+
+
+def _decisions(data: bytes) -> Any:
+    """The replay decisions of the stored conversation ``data`` for each of
+    ``WALK_TARGETS`` (reasons, chain, the messages as sent), read fresh."""
+    try:
+        conv = Conversation.from_json(data)
+    except ThinksealError:
+        return None
+    out = []
+    for origin in WALK_TARGETS:
+        replay = conv.replay(origin)
+        sent = [(type(m).__name__, m.digest) for m in replay.sent_messages()]
+        out.append(([(e.index, e.reason) for e in replay.report], replay.chain_end, sent))
+    return out
+
+
+def walk(data: bytes) -> None:
+    """Also: the replay walk with its native run (rust/python/src/walk.rs) and
+    the Python loop alone decide alike."""
+    from thinkseal import _walk  # noqa: PLC0415 - this target's only
+
+    native = _decisions(data)
+    saved = _walk.Walk.run
+    _walk.Walk.run = lambda self, items, bounds, *rest: bounds[0]  # type: ignore[method-assign]
+    try:
+        slow = _decisions(data)
+    finally:
+        _walk.Walk.run = saved  # type: ignore[method-assign]
+    if native != slow:
+        raise AssertionError(f"the native run and the Python walk differ: {native!r:.300} != {slow!r:.300}")
+
+
 def message_from_dict(data: bytes) -> None:
     value = _decode(data)
     if value is _SKIP:
@@ -202,6 +237,7 @@ def _targets() -> dict[str, Callable[[bytes], None]]:
         "message_from_dict": message_from_dict,
         "fragments": fragments,
         "anthropic_turns": anthropic_turns,
+        "walk": walk,
     }
     for provider_id in PROVIDER_IDS:
         targets[f"receive:{provider_id}"] = _receive(provider_id)
