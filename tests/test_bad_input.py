@@ -947,6 +947,75 @@ def test_walk_run_survives_hostile_arguments(args):
     survive(_core.walk_run, *args)
 
 
+def _sent_args(**changes: Any) -> tuple[Any, ...]:
+    """``_core.sent_run``'s arguments for the small tool loop of ``_walk_args``, with ``changes``."""
+    items, _, end, total, *_ = _walk_args()
+    args = {
+        "items": items,
+        "bounds": (0, end, total),
+        "open_calls": set(),
+        "codes": bytes([0, 1, 0, 0]),
+        "first": 0,
+        "kit": _RUN_KIT,
+    }
+    return tuple({**args, **changes}.values())
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(_sent_args(), id="plain"),
+        pytest.param(_sent_args(kit=(5,) * 10), id="kit-not-classes"),
+        pytest.param(_sent_args(kit=()), id="kit-empty"),
+        pytest.param(_sent_args(items=[5, None, "x"]), id="items-junk"),
+        pytest.param(_sent_args(items=None), id="items-none"),
+        pytest.param(_sent_args(bounds=(0, 4)), id="bounds-short"),
+        pytest.param(_sent_args(bounds=(-1, 4, 4)), id="bounds-negative"),
+        pytest.param(_sent_args(bounds=(3, 1, 10**9)), id="bounds-backwards"),
+        pytest.param(_sent_args(codes=b""), id="codes-empty"),
+        pytest.param(_sent_args(codes=bytes([255] * 4)), id="codes-unknown"),
+        pytest.param(_sent_args(codes=bytearray(4)), id="codes-bytearray"),
+        pytest.param(_sent_args(first=10**6), id="first-after"),
+        pytest.param(_sent_args(first=-1), id="first-negative"),
+        pytest.param(_sent_args(open_calls=["c"]), id="open-list"),
+    ],
+)
+def test_sent_run_survives_hostile_arguments(args):
+    survive(_core.sent_run, *args)
+
+
+KEYS = ("anthropic", "anthropic:user")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(([UserMessage("a"), AssistantMessage("b")], KEYS, _TURN_KIT), id="plain"),
+        pytest.param(([UserMessage("a")], KEYS, ()), id="kit-empty"),
+        pytest.param(([UserMessage("a")], KEYS, (5,) * 8), id="kit-not-classes"),
+        pytest.param(([UserMessage("a")], ("a",), _TURN_KIT), id="keys-short"),
+        pytest.param(([UserMessage("a")], (None, 5), _TURN_KIT), id="keys-not-str"),
+        pytest.param(([UserMessage("a")], ("\ud800", "\udfff"), _TURN_KIT), id="keys-surrogate"),
+        pytest.param(((UserMessage("a"),), KEYS, _TURN_KIT), id="sent-tuple"),
+        pytest.param(([5, None, "x"], KEYS, _TURN_KIT), id="sent-junk"),
+        pytest.param(([UserMessage("x" * 3_000_000)] * 3, KEYS, _TURN_KIT), id="large"),
+    ],
+)
+def test_claude_turns_survive_hostile_arguments(args):
+    survive(_core.claude_turns, *args)
+
+
+@pytest.mark.parametrize(
+    "store",
+    [5, ("anthropic:user",), ("anthropic:user", 5), ("anthropic:user", (b"x", "n")), {"anthropic:user": 7}],
+)
+def test_claude_turns_leave_a_turn_kept_in_a_shape_they_do_not_know(store):
+    message = UserMessage("a")
+    object.__setattr__(message, "_wire", store)
+    assert survive(_core.claude_turns, [message], KEYS, _TURN_KIT) is None
+    assert _core.claude_turns([message], KEYS, _TURN_KIT) is None  # the Python path reads it, or says what is wrong
+
+
 KEY = bytes(32)
 
 
@@ -1004,7 +1073,9 @@ def test_every_core_function_is_exercised():
         "prefix_digest",
         "wire_json",
         "claude_turn",
+        "claude_turns",
         "walk_run",
+        "sent_run",
         "load_document",
         "frozen_json",
         "ledger_keys",

@@ -13,6 +13,7 @@ __all__ = [
     "canonical_json",
     "chain",
     "claude_turn",
+    "claude_turns",
     "context_digest",
     "encode_message",
     "fragment_check",
@@ -28,6 +29,7 @@ __all__ = [
     "message_digest",
     "message_digests",
     "prefix_digest",
+    "sent_run",
     "walk_run",
     "wire_json",
 ]
@@ -52,6 +54,17 @@ def prefix_digest(
     version: int, provider: str, model: str, account: str | None, context: bytes, chain_before: bytes
 ) -> bytes: ...
 def claude_turn(role: str, group: list[Any], kit: tuple[type, ...]) -> bytes | None: ...
+def claude_turns(
+    sent: list[Any], keys: tuple[str, str], kit: tuple[type, ...]
+) -> tuple[list[bytes], list[int]] | None: ...
+def sent_run(
+    items: list[Any],
+    bounds: tuple[int, int, int],
+    open_calls: set[str],
+    codes: bytes,
+    first: int,
+    kit: tuple[type, ...],
+) -> int: ...
 def walk_run(
     items: list[Any],
     start: int,

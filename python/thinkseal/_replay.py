@@ -36,6 +36,7 @@ from ._walk import (
     prefix_digest,
     reason_of,
     sent_form,
+    sent_messages,
     stray_tool_message,
     walk,
 )
@@ -548,9 +549,7 @@ class Replay:
         """Messages ``start..end`` (default: all) as they go out to this target, in one pass."""
         end = self.total if end is None else min(end, self.total)
         items, settled = self.log.items, self.settled
-        pairing = Pairing.resume(items, start, self.total)
-        codes = self.store.codes
-        out = [pairing.sent(i, items[i], codes[i]) for i in range(start, min(end, settled))]
+        out = sent_messages(items, start, min(end, settled), self.total, self.store.codes)
         if end > settled:
             out.extend(self.tail.sent[max(start, settled) - settled : end - settled])
         return out

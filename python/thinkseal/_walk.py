@@ -156,6 +156,15 @@ class Pairing:
             return True
         return False
 
+    def run(self, items: Sequence[Message], bounds: tuple[int, int, int], codes: bytes, first: int) -> int:
+        """From ``start`` (of ``bounds = (start, end, total)``), the messages
+        that go out as themselves given their ``codes`` (``codes[k]`` for
+        message ``first + k``), paired natively (rust/python/src/walk.rs); the
+        index of the first it leaves to ``sent``."""
+        if type(items) is not list:
+            return bounds[0]
+        return _core.sent_run(items, bounds, self._open, codes, first, _RUN_KIT)
+
     def sent(self, index: int, message: Message, code: int) -> Message:
         """Message ``index`` as it goes out, given its reason ``code`` (read only
         for assistant turns). Every route to an as-sent form comes through here."""
@@ -166,6 +175,26 @@ class Pairing:
         if message.role == "user":
             self._open = set()
         return message
+
+
+def sent_messages(
+    items: Sequence[Message], start: int, end: int, total: int, codes: bytes | bytearray
+) -> list[Message]:
+    """Messages ``start..end`` of ``items[:total]`` as they go out, given their
+    decided reason ``codes`` (indexed like ``items``): the runs that go out as
+    themselves found natively, the others by ``Pairing.sent``."""
+    pairing = Pairing.resume(items, start, total)
+    wanted = bytes(codes[start:end])
+    out: list[Message] = []
+    i = start
+    while i < end:
+        stop = pairing.run(items, (i, end, total), wanted, start)
+        out += items[i:stop]
+        if stop == end:
+            break
+        out.append(pairing.sent(stop, items[stop], codes[stop]))
+        i = stop + 1
+    return out
 
 
 def sent_form(message: AssistantMessage, code: int, answered: set[str]) -> AssistantMessage:

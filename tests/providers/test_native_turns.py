@@ -133,6 +133,23 @@ def bodies(conv: Conversation, target: str, model: str) -> bytes:
     return thinkseal.provider(target).prepare(fresh(conv), model=model, **OPTIONS[target]).content
 
 
+class python_turns:
+    """The Anthropic wire with its native whole-run mapping switched off
+    (``native_turns``) and, with ``each=True``, its native turn writer too."""
+
+    def __init__(self, *, each: bool) -> None:
+        self.each = each
+
+    def __enter__(self) -> None:
+        self.saved = anthropic._Wire.native_turns, anthropic._Wire.native_turn
+        anthropic._Wire.native_turns = _claude.Wire.native_turns  # type: ignore[method-assign]
+        if self.each:
+            anthropic._Wire.native_turn = _claude.Wire.native_turn  # type: ignore[method-assign]
+
+    def __exit__(self, *exc: object) -> None:
+        anthropic._Wire.native_turns, anthropic._Wire.native_turn = self.saved  # type: ignore[method-assign]
+
+
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None)
 @given(script=steps, target=st.sampled_from(CLAUDE_WIRES), model=st.sampled_from(MODELS))
 def test_bodies_with_native_turns_equal_the_python_path_s(script: list[Any], target: str, model: str) -> None:
@@ -140,12 +157,10 @@ def test_bodies_with_native_turns_equal_the_python_path_s(script: list[Any], tar
     # or unsealed, tool loops, edits of earlier messages.
     conv = play(script).conv
     native = bodies(conv, target, model)
-    saved = anthropic._Wire.native_turn
-    anthropic._Wire.native_turn = _claude.Wire.native_turn  # type: ignore[method-assign]
-    try:
+    with python_turns(each=False):
         assert native == bodies(conv, target, model)
-    finally:
-        anthropic._Wire.native_turn = saved  # type: ignore[method-assign]
+    with python_turns(each=True):
+        assert native == bodies(conv, target, model)
 
 
 def test_the_native_writer_writes_the_turns_of_a_plain_tool_loop() -> None:
@@ -158,3 +173,62 @@ def test_the_native_writer_writes_the_turns_of_a_plain_tool_loop() -> None:
     replay = conv.replay(thinkseal.Origin("anthropic", "m"))
     turns = _claude.plan_turns(replay.sent_messages(), WIRE.goes_out)
     assert [native_turn(role, group) for role, group in turns] == [python_turn(role, group) for role, group in turns]
+
+
+KEYS = WIRE.memo_keys
+
+
+def python_run(sent: list[Message]) -> tuple[list[bytes], list[int]]:
+    with python_turns(each=True):
+        return WIRE.turns(fresh(Conversation(sent)).messages)
+
+
+def tool_loop(turns: int) -> list[Message]:
+    """A plain tool loop as sent, its results answering the calls out of order,
+    with a turn of thinking alone (left out: the user turns around it merge)."""
+    conv = Conversation([thinkseal.SystemMessage("s"), UserMessage("q")])
+    claude = thinkseal.Origin("anthropic", "m")
+    for i in range(turns):
+        calls = [ToolCall(f"c{i}", "f", {"i": i}), ToolCall(f"d{i}", "g", {})]
+        conv = thinkseal.testing.respond(conv, claude, AssistantMessage(None, calls, [ThinkingBlock.Redacted(f"r{i}")]))
+        conv = conv.append(ToolMessage("second", f"d{i}"), ToolMessage("first", f"c{i}"))
+        if i % 2:
+            conv = conv.append(UserMessage(f"u{i}"))
+    conv = thinkseal.testing.respond(conv, claude, AssistantMessage("done", [], [ThinkingBlock.Text("t", "s")]))
+    conv = conv.append(UserMessage("more"), AssistantMessage.from_parts([ThinkingBlock.Text("t", "s")]))
+    return conv.append(UserMessage("again")).replay(claude).sent_messages()
+
+
+def test_a_plain_run_is_mapped_wholly_natively_as_the_python_path_maps_it() -> None:
+    sent = tool_loop(5)
+    native = _core.claude_turns(sent, KEYS, anthropic._TURN_KIT)
+    assert native is not None
+    assert native == python_run(sent)
+    # The results went first, in call order; the thinking-only turn was left out.
+    assert b'"tool_use_id":"c0","content":"first"},{"type":"tool_result","tool_use_id":"d0"' in native[0][2]
+    assert json.loads(native[0][-1])["content"] == [{"type": "text", "text": "more"}, {"type": "text", "text": "again"}]
+
+
+def test_a_run_keeps_each_one_message_turn_on_its_message_and_reads_it_back() -> None:
+    sent = tool_loop(2)
+    encoded, _ = _core.claude_turns(sent, KEYS, anthropic._TURN_KIT)  # type: ignore[misc]
+    first_turn = next(m for m in sent if isinstance(m, AssistantMessage))
+    assert first_turn._wire == (KEYS[0], encoded[1])
+    # Read back from the message, not written again; a kept tally comes with it.
+    object.__setattr__(first_turn, "_wire", (KEYS[0], (b'{"kept":1}', 3)))
+    again = _core.claude_turns(sent, KEYS, anthropic._TURN_KIT)
+    assert again is not None
+    assert again[0][1] == b'{"kept":1}'
+    assert again[1][1] == 3
+
+
+def test_a_run_stops_at_what_it_does_not_know_and_python_finds_the_turns_before() -> None:
+    sent = [*tool_loop(2), UserMessage(("look", thinkseal.Image(url="https://example.com/a.png")))]
+    assert _core.claude_turns(sent, KEYS, anthropic._TURN_KIT) is None
+    first_turn = next(m for m in sent if isinstance(m, AssistantMessage))
+    kept = first_turn._wire
+    assert kept is not None
+    assert kept[0] == KEYS[0]
+    with python_turns(each=True):
+        encoded, _ = WIRE.turns(sent)
+    assert kept[1] in encoded  # the Python path read what the native run kept

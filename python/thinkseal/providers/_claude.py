@@ -41,6 +41,7 @@ likewise for streamed replies.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Final, Generic, TypeAlias, TypeVar, assert_never
 
@@ -643,6 +644,9 @@ class Wire:
     def turns(self, sent: Sequence[Message]) -> tuple[list[bytes], list[int]]:
         """The wire turns of a run of as-sent messages, as their JSON bytes and
         ``turn_tally`` (see ``tallied_wire_messages``)."""
+        native = self.native_turns(sent)
+        if native is not None:
+            return native
         encoded: list[bytes] = []
         tallies: list[int] = []
         for role, group in plan_turns(sent, self.goes_out):
@@ -650,6 +654,20 @@ class Wire:
             encoded.append(raw)
             tallies.append(tally)
         return encoded, tallies
+
+    @property
+    def memo_keys(self) -> tuple[str, str]:
+        """The keys an assistant turn and a one-message user turn are kept
+        under on their message (``assistant_turn``, ``user_turn``), interned
+        as ``_memo.put`` interns them."""
+        return sys.intern(self.key), sys.intern(f"{self.key}:user")
+
+    def native_turns(self, sent: Sequence[Message]) -> tuple[list[bytes], list[int]] | None:
+        """``turns(sent)`` done wholly by the native core, when it knows every
+        message of ``sent`` (the turns it wrote before one it does not know
+        are kept on their messages, as ``turns`` keeps them), or None. The
+        default: None."""
+        return None
 
     def native_turn(self, role: str, group: list[Message]) -> bytes | None:
         """The JSON bytes of a wire turn written by the native core, for the

@@ -32,7 +32,7 @@ from .._blocks import ThinkingBlock
 from .._content import Document, Image
 from .._conversation import Conversation
 from .._errors import ResponseError, ValidationError
-from .._messages import AssistantMessage, Message, Part, ToolCall, ToolMessage, UserMessage
+from .._messages import AssistantMessage, Message, Part, SystemMessage, ToolCall, ToolMessage, UserMessage
 from .._replay import Replay
 from .._reply import Delta, ReplyInfo, TextDelta, ThinkingDelta, ToolCallDelta, Usage
 from .._tool import Tool
@@ -81,6 +81,7 @@ _TURN_KIT: Final[tuple[type, ...]] = (
     ThinkingBlock.Text,
     ThinkingBlock.Redacted,
     ThinkingBlock.Opaque,
+    SystemMessage,
 )
 
 
@@ -95,6 +96,11 @@ class _Wire(_claude.Wire):
 
     def native_turn(self, role: str, group: list[Message]) -> bytes | None:
         return _core.claude_turn(role, group, _TURN_KIT)
+
+    def native_turns(self, sent: Sequence[Message]) -> tuple[list[bytes], list[int]] | None:
+        if type(sent) is not list:
+            return None
+        return _core.claude_turns(sent, self.memo_keys, _TURN_KIT)
 
     def text_block(self, text: str) -> dict[str, Any]:
         return {"type": "text", "text": text}

@@ -20,7 +20,7 @@ mod wire;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PySet, PyTuple};
+use pyo3::types::{PyBytes, PyList, PySet, PyString, PyTuple};
 use thinkseal_core::digest::{self, Digest};
 use thinkseal_core::model::{Context, Origin, Tool};
 
@@ -212,8 +212,30 @@ fn claude_turn<'py>(
 ) -> PyResult<Option<Bound<'py, PyBytes>>> {
     guard(py, || {
         let kit = claude::Kit::from_tuple(kit)
-            .ok_or_else(|| PyTypeError::new_err("claude_turn: kit has to be 7 classes"))?;
+            .ok_or_else(|| PyTypeError::new_err("claude_turn: kit has to be 8 classes"))?;
         Ok(claude::turn(role, group, &kit).map(|b| PyBytes::new(py, &b)))
+    })
+}
+
+/// `Wire.turns` of a run of as-sent messages for Anthropic's Messages API
+/// (claude.rs): the turns' bytes and tallies, or `None` when a message is
+/// not a plain case. `keys` are the memo keys of an assistant turn and of a
+/// one-message user turn.
+#[pyfunction]
+fn claude_turns<'py>(
+    py: Python<'py>,
+    sent: &Bound<'py, PyList>,
+    keys: (Bound<'py, PyString>, Bound<'py, PyString>),
+    kit: &Bound<'py, PyTuple>,
+) -> PyResult<Option<claude::Turns<'py>>> {
+    guard(py, || {
+        let kit = claude::Kit::from_tuple(kit)
+            .ok_or_else(|| PyTypeError::new_err("claude_turns: kit has to be 8 classes"))?;
+        let keys = claude::Keys {
+            assistant: keys.0,
+            user: keys.1,
+        };
+        Ok(claude::turns(sent, &keys, &kit))
     })
 }
 
@@ -253,6 +275,33 @@ fn walk_run<'py>(
             PyBytes::new(py, &run.chain),
             PyBytes::new(py, &run.codes),
             run.turns,
+        ))
+    })
+}
+
+/// `Replay.sent_messages`'s plain run (walk.rs): from `start`, the messages
+/// of `items[:total]` before `end` (`bounds`) that go out as themselves
+/// given their decided `codes` (`codes[k]` for message `first + k`); the
+/// index of the first that does not, with `open_calls` moved past the others.
+#[pyfunction]
+fn sent_run(
+    py: Python<'_>,
+    items: &Bound<'_, PyList>,
+    bounds: (usize, usize, usize),
+    open_calls: &Bound<'_, PySet>,
+    codes: &[u8],
+    first: usize,
+    kit: &Bound<'_, PyTuple>,
+) -> PyResult<usize> {
+    guard(py, || {
+        let kit = walk::Kit::from_tuple(kit)
+            .ok_or_else(|| PyTypeError::new_err("sent_run: kit has to be 10 classes"))?;
+        Ok(walk::sent_run(
+            items,
+            bounds,
+            open_calls,
+            (codes, first),
+            &kit,
         ))
     })
 }
@@ -345,7 +394,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(context_digest, m)?)?;
     m.add_function(wrap_pyfunction!(prefix_digest, m)?)?;
     m.add_function(wrap_pyfunction!(claude_turn, m)?)?;
+    m.add_function(wrap_pyfunction!(claude_turns, m)?)?;
     m.add_function(wrap_pyfunction!(walk_run, m)?)?;
+    m.add_function(wrap_pyfunction!(sent_run, m)?)?;
     m.add_function(wrap_pyfunction!(load_document, m)?)?;
     m.add_function(wrap_pyfunction!(frozen_json, m)?)?;
     m.add_function(wrap_pyfunction!(ledger::ledger_keys, m)?)?;

@@ -150,6 +150,39 @@ pub fn run(
     out
 }
 
+/// `Pairing.sent` over `items[start..end]` (of the first `total`), whose
+/// decided codes are `codes` (`codes[k]` for message `first + k`), while
+/// each goes out as itself: the index of the first that does not, or that is
+/// not a plain case (or has no code), with `open` moved past the ones before it.
+pub fn sent_run(
+    items: &Bound<'_, PyList>,
+    bounds: (usize, usize, usize),
+    open: &Bound<'_, PySet>,
+    (codes, first): (&[u8], usize),
+    kit: &Kit<'_>,
+) -> usize {
+    let (start, end, total) = bounds;
+    let total = total.min(items.len());
+    let end = end.min(total);
+    let mut stop = start;
+    for i in start..end {
+        let Some(&code) = i.checked_sub(first).and_then(|k| codes.get(k)) else {
+            break;
+        };
+        let Ok(message) = items.get_item(i) else {
+            break;
+        };
+        let Ok(pairing) = as_itself(items, (i, total), &message, open, code, kit) else {
+            break;
+        };
+        if pairing.apply(open).is_err() {
+            break;
+        }
+        stop = i + 1;
+    }
+    stop
+}
+
 /// The target as the core's `Origin`, when it is exactly an `Origin`.
 fn plain_origin(origin: &Bound<'_, PyAny>, kit: &Kit<'_>) -> Result<Origin, Stop> {
     if !origin.get_type().is(&kit.origin) {
@@ -218,33 +251,11 @@ fn decide<'py>(
     target: &Target<'_, '_>,
     kit: &Kit<'_>,
 ) -> Result<(u8, Pairing<'py>), Stop> {
-    let py = message.py();
-    let kind = message.get_type();
-    if kind.is(&kit.system) {
-        return Ok((0, Pairing::Same));
+    if let Some(moved) = not_a_turn(message, open, kit)? {
+        return Ok((0, moved));
     }
-    if kind.is(&kit.user) {
-        return Ok((0, Pairing::Close));
-    }
-    if kind.is(&kit.tool) {
-        let id = message.getattr(intern!(py, "tool_call_id"))?;
-        id.cast_exact::<PyString>().map_err(|_| Stop)?;
-        // A result that answers no open call goes out as a user message: Python's.
-        return if open.contains(&id)? {
-            Ok((0, Pairing::Answer(id)))
-        } else {
-            Err(Stop)
-        };
-    }
-    if !kind.is(&kit.assistant) {
-        return Err(Stop);
-    }
-    let calls = call_ids(message, kit)?;
-    let answered = answered(items, i, total, &calls, kit)?;
-    if answered.len() != calls.len() {
-        return Err(Stop); // a call goes unanswered or repeats an id: dropped, unsealed
-    }
-    let binding = message.getattr(intern!(py, "thinking_binding"))?;
+    let answered = all_answered(items, i, total, message, kit)?;
+    let binding = message.getattr(intern!(message.py(), "thinking_binding"))?;
     let code = if !sealed(message, kit)? {
         // `unsealed()` is the turn itself only when it is unbound too.
         if !binding.is_none() {
@@ -257,6 +268,85 @@ fn decide<'py>(
         return Err(Stop);
     };
     Ok((code, Pairing::Open(answered)))
+}
+
+/// How message `i`, decided `code`, moves the pairing when it goes out as
+/// itself (`Pairing.sent`); `Stop` when it does not, or when Python has to say.
+fn as_itself<'py>(
+    items: &Bound<'py, PyList>,
+    (i, total): (usize, usize),
+    message: &Bound<'py, PyAny>,
+    open: &Bound<'_, PySet>,
+    code: u8,
+    kit: &Kit<'_>,
+) -> Result<Pairing<'py>, Stop> {
+    if let Some(moved) = not_a_turn(message, open, kit)? {
+        return Ok(moved);
+    }
+    let answered = all_answered(items, i, total, message, kit)?;
+    let itself = match code {
+        KEPT => true,
+        NO_SEALED => {
+            let binding = message.getattr(intern!(message.py(), "thinking_binding"))?;
+            binding.is_none() && !sealed(message, kit)?
+        }
+        _ => false, // unsealed: another object
+    };
+    if itself {
+        Ok(Pairing::Open(answered))
+    } else {
+        Err(Stop)
+    }
+}
+
+/// How a message that is not an assistant turn moves the pairing when it goes
+/// out as itself; None for an assistant turn; `Stop` for a stray tool result
+/// (it goes out as a user message) and for any class but the exact ones.
+fn not_a_turn<'py>(
+    message: &Bound<'py, PyAny>,
+    open: &Bound<'_, PySet>,
+    kit: &Kit<'_>,
+) -> Result<Option<Pairing<'py>>, Stop> {
+    let kind = message.get_type();
+    if kind.is(&kit.system) {
+        return Ok(Some(Pairing::Same));
+    }
+    if kind.is(&kit.user) {
+        return Ok(Some(Pairing::Close));
+    }
+    if kind.is(&kit.tool) {
+        let id = message.getattr(intern!(message.py(), "tool_call_id"))?;
+        id.cast_exact::<PyString>().map_err(|_| Stop)?;
+        // A result that answers no open call goes out as a user message: Python's.
+        return if open.contains(&id)? {
+            Ok(Some(Pairing::Answer(id)))
+        } else {
+            Err(Stop)
+        };
+    }
+    if kind.is(&kit.assistant) {
+        Ok(None)
+    } else {
+        Err(Stop)
+    }
+}
+
+/// The call ids of the turn at `i`, when the run after it answers every one
+/// (no id repeated); `Stop` otherwise (the calls left are dropped, unsealing).
+fn all_answered<'py>(
+    items: &Bound<'py, PyList>,
+    i: usize,
+    total: usize,
+    message: &Bound<'py, PyAny>,
+    kit: &Kit<'_>,
+) -> Result<Vec<Bound<'py, PyAny>>, Stop> {
+    let calls = call_ids(message, kit)?;
+    let answered = answered(items, i, total, &calls, kit)?;
+    if answered.len() == calls.len() {
+        Ok(answered)
+    } else {
+        Err(Stop)
+    }
 }
 
 /// The ids of the turn's calls, in order (exact `ToolCall`s with `str` ids).
