@@ -75,17 +75,19 @@ def _anthropic_body(data: bytes) -> Any:
 
 
 def anthropic_turns(data: bytes) -> None:
-    """Also: the Anthropic wire turns written natively (rust/python/src/claude.rs)
-    and built by the Python path make the same body, or fail alike."""
+    """Also: the Anthropic wire turns laid out and written natively
+    (rust/python/src/claude.rs) and built by the Python path make the same
+    body, or fail alike."""
     from thinkseal.providers import _claude, anthropic  # noqa: PLC0415 - this target's only
 
     native = _anthropic_body(data)
-    saved = anthropic._Wire.native_turn
+    saved = anthropic._Wire.native_turn, anthropic._Wire.native_turns
     anthropic._Wire.native_turn = _claude.Wire.native_turn  # type: ignore[method-assign]
+    anthropic._Wire.native_turns = _claude.Wire.native_turns  # type: ignore[method-assign]
     try:
         slow = _anthropic_body(data)
     finally:
-        anthropic._Wire.native_turn = saved  # type: ignore[method-assign]
+        anthropic._Wire.native_turn, anthropic._Wire.native_turns = saved  # type: ignore[method-assign]
     if native != slow:
         raise AssertionError(f"the native and Python turns differ: {native!r:.300} != {slow!r:.300}")
 
@@ -110,17 +112,18 @@ def _decisions(data: bytes) -> Any:
 
 
 def walk(data: bytes) -> None:
-    """Also: the replay walk with its native run (rust/python/src/walk.rs) and
-    the Python loop alone decide alike."""
+    """Also: the replay walk and ``sent_messages`` with their native runs
+    (rust/python/src/walk.rs) and the Python loops alone decide alike."""
     from thinkseal import _walk  # noqa: PLC0415 - this target's only
 
     native = _decisions(data)
-    saved = _walk.Walk.run
+    saved = _walk.Walk.run, _walk.Pairing.run
     _walk.Walk.run = lambda self, items, bounds, *rest: bounds[0]  # type: ignore[method-assign]
+    _walk.Pairing.run = lambda self, items, bounds, *rest: bounds[0]  # type: ignore[method-assign]
     try:
         slow = _decisions(data)
     finally:
-        _walk.Walk.run = saved  # type: ignore[method-assign]
+        _walk.Walk.run, _walk.Pairing.run = saved  # type: ignore[method-assign]
     if native != slow:
         raise AssertionError(f"the native run and the Python walk differ: {native!r:.300} != {slow!r:.300}")
 

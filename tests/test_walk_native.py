@@ -29,7 +29,7 @@ from thinkseal import (
     UserMessage,
     _core,
 )
-from thinkseal._walk import _RUN_KIT, CHAIN_START, KEPT, NO_SEALED, Walk, walk
+from thinkseal._walk import _RUN_KIT, CHAIN_START, KEPT, NO_SEALED, Pairing, Walk, walk
 from thinkseal.testing import respond
 
 from .test_properties import ALL_OPS, ORIGINS, run_ops
@@ -39,13 +39,15 @@ CLAUDE = Origin("anthropic", "m")
 
 @contextmanager
 def python_walk() -> Iterator[None]:
-    """The walk with its native run switched off: every message decided by the Python loop."""
-    native = Walk.run
+    """The walk and ``sent_messages`` with their native runs switched off:
+    every message decided and paired by the Python loops."""
+    native = Walk.run, Pairing.run
     Walk.run = lambda self, items, bounds, pairing, target, context: bounds[0]  # type: ignore[method-assign]
+    Pairing.run = lambda self, items, bounds, codes, first: bounds[0]  # type: ignore[method-assign]
     try:
         yield
     finally:
-        Walk.run = native  # type: ignore[method-assign]
+        Walk.run, Pairing.run = native  # type: ignore[method-assign]
 
 
 def fresh(items: list[Message]) -> list[Message]:
@@ -74,6 +76,26 @@ def test_the_native_run_decides_as_the_python_walk(ops: list[tuple[Any, ...]], d
         with python_walk():
             python = decided(fresh(items), start, end, origin, conv.context_digest)
         assert native == python
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(ALL_OPS, max_size=25), st.data())
+def test_the_native_run_finds_the_messages_as_sent_as_the_python_pairing(
+    ops: list[tuple[Any, ...]], data: st.DataObject
+) -> None:
+    conv = run_ops(ops, check_each_step=False)
+    start = data.draw(st.integers(0, len(conv)))
+    end = data.draw(st.integers(start, len(conv)))
+    for origin in ORIGINS:
+        replay = conv.replay(origin)
+        native = replay.sent_messages(start, end)
+        with python_walk():
+            python = replay.sent_messages(start, end)
+        assert native == python
+        # Those that go out as themselves are the conversation's own objects either way.
+        assert [m is conv[start + k] for k, m in enumerate(native)] == [
+            m is conv[start + k] for k, m in enumerate(python)
+        ]
 
 
 def tool_loop(turns: int) -> Conversation:
