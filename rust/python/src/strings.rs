@@ -36,10 +36,11 @@ fn storage<'a>(s: &'a Bound<'_, PyString>) -> Result<PyStringData<'a>, LoneSurro
 pub fn utf8<'a>(s: &'a Bound<'_, PyString>) -> Result<Cow<'a, str>, LoneSurrogate> {
     if let PyStringData::Ucs1(latin1) = storage(s)? {
         if latin1.is_ascii() {
-            // ASCII bytes are UTF-8 as they are.
-            return std::str::from_utf8(latin1)
-                .map(Cow::Borrowed)
-                .map_err(|_| LoneSurrogate);
+            // SAFETY: ASCII bytes are UTF-8 as they are, checked just above.
+            // Measured reason: `str::from_utf8` checked them a second time;
+            // `_core.wire_json` of a 1.6 KB ASCII string took 0.557 us with
+            // it, 0.512-0.535 without (min of 15 x 2,000 calls).
+            return Ok(Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(latin1) }));
         }
     }
     let mut utf8 = Vec::new();
