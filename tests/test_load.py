@@ -22,6 +22,7 @@ from thinkseal import (
     Conversation,
     Image,
     Limits,
+    Message,
     Native,
     Origin,
     SystemMessage,
@@ -228,6 +229,26 @@ def edited(document: Any, path: tuple[Any, ...], value: Any, drop: bool) -> Any:
     else:
         parent[last] = value
     return document
+
+
+def test_a_long_document_s_digests_hashed_beside_the_building_are_each_message_s_own() -> None:
+    # Past one batch of encodings (128 KB) the reader hands batches to a second
+    # thread while it builds the next messages (rust/python/src/pipeline.rs):
+    # every digest must still land on its own message, in order, with
+    # messages the reader leaves to the Python path in between.
+    messages: list[Message] = [SystemMessage("s")]
+    for i in range(600):
+        messages.append(UserMessage(f"question {i} " + "x" * (i % 700)))
+        if i % 50 == 7:
+            messages.append(UserMessage(("with parts ", f"{i}")))  # left to the Python path
+        messages.append(AssistantMessage(f"answer {i} " + "y" * (i % 300)))
+    text = Conversation(messages).to_json()
+    back = Conversation.from_json(text)
+    native = [m for m in back if natively_built(m)]
+    assert len(native) > 1_000
+    assert [m._digest for m in native] == [_core.message_digest(m) for m in native]
+    with python_path():
+        assert [m.digest for m in Conversation.from_json(text)] == [m.digest for m in back]
 
 
 @settings(max_examples=300)

@@ -1,7 +1,8 @@
 //! `Conversation.from_json`'s fast path: the stored text read in Rust
 //! (`thinkseal_core::parse`, without the GIL), the common message shapes built
 //! as Python objects here with every check done once, and their digests taken
-//! from the parsed values on two threads without the GIL.
+//! from the parsed values, hashed on a second thread while the next messages
+//! are built (pipeline.rs).
 //!
 //! The Python path stays the definition. Whatever this module is not sure
 //! of goes back to it: a text the reader refuses (the caller then reads it
@@ -22,16 +23,17 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::thread;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use thinkseal_core::digest;
 use thinkseal_core::encode;
 use thinkseal_core::parse::{self, Value};
 
+use crate::pipeline::Hasher;
 use crate::strings::{self, surely_not_blank};
 
 /// How deep the reader goes before leaving a text to the Python path: the
@@ -93,15 +95,15 @@ struct Bounds {
     max_parts: usize,
 }
 
-struct Loader<'py> {
+struct Loader<'py, 'scope, 'env> {
     py: Python<'py>,
     kit: Kit<'py>,
     bounds: Bounds,
     /// One `Origin` object per distinct (provider, model, account) of the bindings.
     origins: HashMap<(String, String, Option<String>), Bound<'py, PyAny>>,
-    /// Canonical encodings of the messages built here, back to back.
-    encodings: Vec<u8>,
-    ends: Vec<usize>,
+    /// Canonical encodings of the messages built here, hashed on a second
+    /// thread while the next ones are built (pipeline.rs).
+    digests: Hasher<'scope, 'env>,
     built: Vec<Bound<'py, PyAny>>,
 }
 
@@ -126,32 +128,34 @@ pub fn load_document<'py>(
     let Ok(document) = py.detach(|| parse::parse(&source, READ_DEPTH)) else {
         return Ok(None);
     };
-    let mut loader = Loader {
-        py,
-        kit: Kit::from_tuple(kit)?,
-        bounds: Bounds {
-            max_depth,
-            max_string,
-            max_parts,
-        },
-        origins: HashMap::new(),
-        encodings: Vec::new(),
-        ends: Vec::new(),
-        built: Vec::new(),
-    };
+    let kit = Kit::from_tuple(kit)?;
     let Value::Object(members) = &document else {
         return to_python(py, &document).map(Some);
     };
-    let out = PyDict::new(py);
-    for (key, value) in members {
-        let item = match (key.as_ref(), value) {
-            ("messages", Value::Array(messages)) => loader.messages(messages)?.into_any(),
-            _ => to_python(py, value)?,
+    thread::scope(|scope| {
+        let mut loader = Loader {
+            py,
+            kit,
+            bounds: Bounds {
+                max_depth,
+                max_string,
+                max_parts,
+            },
+            origins: HashMap::new(),
+            digests: Hasher::new(scope, 2),
+            built: Vec::new(),
         };
-        out.set_item(PyString::new(py, key), item)?;
-    }
-    loader.set_digests()?;
-    Ok(Some(out.into_any()))
+        let out = PyDict::new(py);
+        for (key, value) in members {
+            let item = match (key.as_ref(), value) {
+                ("messages", Value::Array(messages)) => loader.messages(messages)?.into_any(),
+                _ => to_python(py, value)?,
+            };
+            out.set_item(PyString::new(py, key), item)?;
+        }
+        loader.set_digests()?;
+        Ok(Some(out.into_any()))
+    })
 }
 
 /// The text of a `str` or of UTF-8 `bytes`; `None` for anything else (left
@@ -344,17 +348,17 @@ fn hex32(text: &str) -> Option<[u8; 32]> {
     Some(out)
 }
 
-impl<'py> Loader<'py> {
+impl<'py> Loader<'py, '_, '_> {
     fn messages(&mut self, messages: &[Value<'_>]) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(self.py);
         for message in messages {
-            let start = self.encodings.len();
+            let start = self.digests.buffer.len();
             let item = if let Some(built) = self.message(message)? {
-                self.ends.push(self.encodings.len());
+                self.digests.end();
                 self.built.push(built.clone());
                 built
             } else {
-                self.encodings.truncate(start);
+                self.digests.buffer.truncate(start);
                 to_python(self.py, message)?
             };
             list.append(item)?;
@@ -362,11 +366,10 @@ impl<'py> Loader<'py> {
         Ok(list)
     }
 
-    /// Hashes the encodings without the GIL and stores each digest on its message.
-    fn set_digests(&self) -> PyResult<()> {
+    /// Waits for the digests (hashed without the GIL) and stores each on its message.
+    fn set_digests(self) -> PyResult<()> {
         let py = self.py;
-        let (encodings, ends) = (&self.encodings, &self.ends);
-        let digests = py.detach(|| digest::digest_encodings(encodings, ends, 2));
+        let digests = self.digests.finish(py);
         let name = intern!(py, "_digest");
         for (message, digest) in self.built.iter().zip(digests) {
             write_slot(message, name, PyBytes::new(py, &digest).as_any())?;
@@ -403,8 +406,8 @@ impl<'py> Loader<'py> {
                 } else {
                     (&self.kit.user, encode::tag::USER)
                 };
-                self.encodings.push(tag);
-                encode::put_str(&mut self.encodings, content);
+                self.digests.buffer.push(tag);
+                encode::put_str(&mut self.digests.buffer, content);
                 self.content_message(cls, content, &[]).map(Some)
             }
             Some("tool") => {
@@ -419,9 +422,9 @@ impl<'py> Loader<'py> {
                     Some(Value::Bool(b)) => *b,
                     Some(_) => return Ok(None),
                 };
-                self.encodings.push(encode::tag::TOOL_RESULT);
-                encode::put_str(&mut self.encodings, content);
-                encode::put_tool_result_tail(&mut self.encodings, call_id, is_error);
+                self.digests.buffer.push(encode::tag::TOOL_RESULT);
+                encode::put_str(&mut self.digests.buffer, content);
+                encode::put_tool_result_tail(&mut self.digests.buffer, call_id, is_error);
                 let py = self.py;
                 let extra = [
                     (intern!(py, "tool_call_id"), self.string(call_id)),
@@ -485,7 +488,7 @@ impl<'py> Loader<'py> {
             },
             Some(_) => return Ok(None),
         };
-        let out = &mut self.encodings;
+        let out = &mut self.digests.buffer;
         encode::put_assistant_header(out, parts.len());
         for part in &parts {
             match part {

@@ -1,4 +1,4 @@
-//! Digests of many Python messages: encoded under the GIL, hashed beside it.
+//! Digests of many messages: encoded under the GIL, hashed beside it.
 //!
 //! Encoding reads Python objects, so it runs on the calling thread with the
 //! GIL held; hashing reads only the encoded bytes. Once the encodings pass
@@ -6,10 +6,11 @@
 //! encoded, so with two threads the hashing costs almost no time beyond the
 //! encoding (measured in docs/performance.md). Shorter lists, the common case
 //! after a few new turns, are hashed on the calling thread with no thread
-//! started.
+//! started. [`Hasher`] is that pipeline; `message_digests` and
+//! `Conversation.from_json`'s reader (load.rs) feed it.
 
 use std::sync::mpsc::{sync_channel, SyncSender};
-use std::thread::{self, ScopedJoinHandle};
+use std::thread::{self, Scope, ScopedJoinHandle};
 
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -25,50 +26,84 @@ const QUEUED_BATCHES: usize = 8;
 /// Encodings of consecutive messages: one buffer, and where each message ends in it.
 type Batch = (Vec<u8>, Vec<usize>);
 
+/// Message encodings written back to back into `buffer`, hashed a batch at a
+/// time on other threads of `scope` once a batch is full, the rest when
+/// [`Hasher::finish`] is called.
+pub struct Hasher<'scope, 'env> {
+    scope: &'scope Scope<'scope, 'env>,
+    hashers: usize,
+    started: Option<(SyncSender<Batch>, ScopedJoinHandle<'scope, Vec<Digest>>)>,
+    /// The encodings not handed over yet; a message's encoding is appended
+    /// here, then [`Hasher::end`] is called (or it is truncated away).
+    pub buffer: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl<'scope, 'env> Hasher<'scope, 'env> {
+    /// A hasher using up to `threads` threads (the calling one encodes; the others hash).
+    pub fn new(scope: &'scope Scope<'scope, 'env>, threads: usize) -> Self {
+        Self {
+            scope,
+            hashers: threads.saturating_sub(1),
+            started: None,
+            buffer: Vec::new(),
+            ends: Vec::new(),
+        }
+    }
+
+    /// One more message's encoding ends at the end of `buffer`; a full batch
+    /// is handed to the hashing thread (started the first time).
+    pub fn end(&mut self) {
+        self.ends.push(self.buffer.len());
+        if self.hashers == 0 || self.buffer.len() < BATCH_BYTES.saturating_mul(self.hashers) {
+            return;
+        }
+        let hashers = self.hashers;
+        let (send, _) = self.started.get_or_insert_with(|| {
+            let (send, receive) = sync_channel::<Batch>(QUEUED_BATCHES);
+            let hashing = self.scope.spawn(move || {
+                let mut out = Vec::new();
+                for (buffer, ends) in receive {
+                    out.extend(digest::digest_encodings(&buffer, &ends, hashers));
+                }
+                out
+            });
+            (send, hashing)
+        });
+        // The hashing thread holds the receiver until every sender is gone.
+        let _ = send.send((
+            std::mem::take(&mut self.buffer),
+            std::mem::take(&mut self.ends),
+        ));
+    }
+
+    /// The digest of every message ended, in order; what is left is hashed
+    /// (and the hashing thread waited for) without the GIL.
+    pub fn finish(self, py: Python<'_>) -> Vec<Digest> {
+        let Some((send, hashing)) = self.started else {
+            let (buffer, ends, threads) = (self.buffer, self.ends, self.hashers + 1);
+            return py.detach(|| digest::digest_encodings(&buffer, &ends, threads));
+        };
+        if !self.ends.is_empty() {
+            let _ = send.send((self.buffer, self.ends));
+        }
+        drop(send);
+        py.detach(|| hashing.join())
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    }
+}
+
 /// The digest of every message in `messages`, in order, using up to `threads`
 /// threads (the calling one encodes; the others hash).
 pub fn message_digests(messages: &Bound<'_, PyList>, threads: usize) -> PyResult<Vec<Digest>> {
     let py = messages.py();
-    let hashers = threads.saturating_sub(1);
-    let batch_bytes = BATCH_BYTES.saturating_mul(hashers.max(1));
     thread::scope(|scope| {
-        let mut started: Option<(SyncSender<Batch>, ScopedJoinHandle<'_, Vec<Digest>>)> = None;
-        let mut buffer = Vec::new();
-        let mut ends = Vec::new();
-        let mut encoded = Ok(());
+        let mut hasher = Hasher::new(scope, threads);
         for message in messages.iter() {
-            if let Err(err) = encode::encode_message(&mut buffer, &message) {
-                encoded = Err(err);
-                break;
-            }
-            ends.push(buffer.len());
-            if hashers > 0 && buffer.len() >= batch_bytes {
-                let (send, _) = started.get_or_insert_with(|| {
-                    let (send, receive) = sync_channel::<Batch>(QUEUED_BATCHES);
-                    let hashing = scope.spawn(move || {
-                        let mut out = Vec::new();
-                        for (buffer, ends) in receive {
-                            out.extend(digest::digest_encodings(&buffer, &ends, hashers));
-                        }
-                        out
-                    });
-                    (send, hashing)
-                });
-                // The hashing thread holds the receiver until every sender is gone.
-                let _ = send.send((std::mem::take(&mut buffer), std::mem::take(&mut ends)));
-            }
+            // On an error the hasher is dropped: its thread ends with the scope.
+            encode::encode_message(&mut hasher.buffer, &message)?;
+            hasher.end();
         }
-        let Some((send, hashing)) = started else {
-            encoded?;
-            return Ok(py.detach(|| digest::digest_encodings(&buffer, &ends, 1)));
-        };
-        if encoded.is_ok() && !ends.is_empty() {
-            let _ = send.send((buffer, ends));
-        }
-        drop(send);
-        let digests = py
-            .detach(|| hashing.join())
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        encoded.map(|()| digests)
+        Ok(hasher.finish(py))
     })
 }
