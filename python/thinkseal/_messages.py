@@ -87,6 +87,9 @@ class Message(Frozen):
     """Base of the four message types. ``role`` is "system", "user", "assistant" or "tool"."""
 
     # _wire: what is derived from this message and kept on it: wire forms, ledger keys (_memo.py).
+    # Every constructor sets it (None): reading an unset slot raises inside
+    # (Anthropic's native mapping of 3,000 fresh messages: 1.38-1.41 us a
+    # message with it unset, 1.20-1.27 with it None).
     __slots__ = ("_digest", "_wire")
     role: ClassVar[str]
     _digest: bytes | None
@@ -171,7 +174,7 @@ class _TextMessage(_ContentMessage):
     __slots__ = ()
 
     def __init__(self, content: str | Sequence[ContentPart]) -> None:
-        self._init(**self._set_content(content), _digest=None)
+        self._init(**self._set_content(content), _digest=None, _wire=None)
 
     def _fields(self) -> dict[str, Any]:
         return {"content": self.content}
@@ -215,6 +218,7 @@ class ToolMessage(_ContentMessage):
             tool_call_id=check_str(tool_call_id, "ToolMessage.tool_call_id", blank_ok=False),
             is_error=check_bool(is_error, "ToolMessage.is_error"),
             _digest=None,
+            _wire=None,
         )
 
     def _fields(self) -> dict[str, Any]:
@@ -357,6 +361,7 @@ class AssistantMessage(Message):
             thinking=tuple(p for p in parts if isinstance(p, ThinkingBlock)),
             thinking_binding=binding,
             _digest=None,
+            _wire=None,
             _unsealed=None,
         )
 

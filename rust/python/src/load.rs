@@ -457,6 +457,7 @@ impl<'py> Loader<'py, '_, '_> {
                 (intern!(py, "_fp_content"), content),
                 (intern!(py, "_breakpoints"), PyTuple::empty(py).into_any()),
                 (intern!(py, "_digest"), py.None().into_bound(py)),
+                (intern!(py, "_wire"), py.None().into_bound(py)),
             ],
         )?;
         for (name, value) in extra {
@@ -544,6 +545,7 @@ impl<'py> Loader<'py, '_, '_> {
                 ),
                 (intern!(py, "thinking_binding"), binding),
                 (intern!(py, "_digest"), py.None().into_bound(py)),
+                (intern!(py, "_wire"), py.None().into_bound(py)),
                 (intern!(py, "_unsealed"), py.None().into_bound(py)),
             ],
         )

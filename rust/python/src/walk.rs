@@ -17,8 +17,9 @@
 //! classes (a subclass, a native block), a value of an unexpected type. So a
 //! run only ever writes the codes `kept` and `no-sealed-thinking`, and a
 //! message that Python would decide otherwise, or whose decision might
-//! raise, is left to Python. `tests/test_walk.py` compares the two walks
-//! over random histories.
+//! raise, is left to Python. [`sent_run`] does the same for
+//! `Replay.sent_messages`, from codes decided before. `tests/test_walk_native.py`
+//! compares the native runs with the Python loops over random histories.
 //!
 //! The pairing state is the `set` of open call ids that `Pairing` keeps
 //! (`Pairing._open`): read and updated in place, so Python goes on with it.
