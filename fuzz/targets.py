@@ -64,6 +64,24 @@ def from_json(data: bytes) -> None:
         raise AssertionError(f"the native and Python readers differ: {native!r:.300} != {slow!r:.300}")
 
 
+def _same_both_ways(
+    result: Callable[[bytes], Any], data: bytes, owner: type, python: Mapping[str, Any], what: str
+) -> None:
+    """``result(data)`` as it is, and again with ``owner``'s attributes set to
+    ``python`` (its native paths switched off): the two must be equal."""
+    native = result(data)
+    saved = {name: owner.__dict__[name] for name in python}
+    for name, value in python.items():
+        setattr(owner, name, value)
+    try:
+        slow = result(data)
+    finally:
+        for name, value in saved.items():
+            setattr(owner, name, value)
+    if native != slow:
+        raise AssertionError(f"{what} differ: {native!r:.300} != {slow!r:.300}")
+
+
 def _anthropic_body(data: bytes) -> Any:
     """The Anthropic body of the stored conversation ``data`` (or the error),
     its messages read fresh, so no wire fragment cached by another call is reused."""
@@ -80,16 +98,8 @@ def anthropic_turns(data: bytes) -> None:
     body, or fail alike."""
     from thinkseal.providers import _claude, anthropic  # noqa: PLC0415 - this target's only
 
-    native = _anthropic_body(data)
-    saved = anthropic._Wire.native_turn, anthropic._Wire.native_turns
-    anthropic._Wire.native_turn = _claude.Wire.native_turn  # type: ignore[method-assign]
-    anthropic._Wire.native_turns = _claude.Wire.native_turns  # type: ignore[method-assign]
-    try:
-        slow = _anthropic_body(data)
-    finally:
-        anthropic._Wire.native_turn, anthropic._Wire.native_turns = saved  # type: ignore[method-assign]
-    if native != slow:
-        raise AssertionError(f"the native and Python turns differ: {native!r:.300} != {slow!r:.300}")
+    python_turns = {"native_turn": _claude.Wire.native_turn, "native_turns": _claude.Wire.native_turns}
+    _same_both_ways(_anthropic_body, data, anthropic._Wire, python_turns, "the native and Python turns")
 
 
 # The targets a stored conversation's replay is decided for by the `walk` target.
@@ -116,16 +126,11 @@ def walk(data: bytes) -> None:
     (rust/python/src/walk.rs) and the Python loops alone decide alike."""
     from thinkseal import _walk  # noqa: PLC0415 - this target's only
 
-    native = _decisions(data)
-    saved = _walk.Walk.run, _walk.Pairing.run
-    _walk.Walk.run = lambda self, items, bounds, *rest: bounds[0]  # type: ignore[method-assign]
-    _walk.Pairing.run = lambda self, items, bounds, *rest: bounds[0]  # type: ignore[method-assign]
-    try:
-        slow = _decisions(data)
-    finally:
-        _walk.Walk.run, _walk.Pairing.run = saved  # type: ignore[method-assign]
-    if native != slow:
-        raise AssertionError(f"the native run and the Python walk differ: {native!r:.300} != {slow!r:.300}")
+    def no_run(self: Any, items: Any, bounds: tuple[int, int, int], *rest: Any) -> int:
+        return bounds[0]  # nothing taken natively: the Python loop decides every message
+
+    _same_both_ways(_decisions, data, _walk.Walk, {"run": no_run}, "the native run and the Python walk")
+    _same_both_ways(_decisions, data, _walk.Pairing, {"run": no_run}, "the native pairing and the Python one")
 
 
 def message_from_dict(data: bytes) -> None:

@@ -26,39 +26,22 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
 use thinkseal_core::wire::write_string;
 
+use crate::kit::kit;
 use crate::load::write_slot;
 use crate::strings;
 
-/// The classes a turn's messages and parts are checked against (exactly),
-/// handed over by python/thinkseal/providers/anthropic.py in this order.
-pub struct Kit<'py> {
-    assistant: Bound<'py, PyAny>,
-    user: Bound<'py, PyAny>,
-    tool: Bound<'py, PyAny>,
-    tool_call: Bound<'py, PyAny>,
-    text: Bound<'py, PyAny>,
-    redacted: Bound<'py, PyAny>,
-    opaque: Bound<'py, PyAny>,
-    system: Bound<'py, PyAny>,
-}
-
-impl<'py> Kit<'py> {
-    /// The kit from its tuple (None when it is not eight items).
-    pub fn from_tuple(kit: &Bound<'py, PyTuple>) -> Option<Self> {
-        if kit.len() != 8 {
-            return None;
-        }
-        let item = |i| kit.get_item(i).ok();
-        Some(Self {
-            assistant: item(0)?,
-            user: item(1)?,
-            tool: item(2)?,
-            tool_call: item(3)?,
-            text: item(4)?,
-            redacted: item(5)?,
-            opaque: item(6)?,
-            system: item(7)?,
-        })
+kit! {
+    /// The classes a turn's messages and parts are checked against (exactly),
+    /// handed over by python/thinkseal/providers/anthropic.py in this order.
+    Kit {
+        assistant,
+        user,
+        tool,
+        tool_call,
+        text,
+        redacted,
+        opaque,
+        system,
     }
 }
 

@@ -11,6 +11,7 @@
 mod claude;
 mod encode;
 mod errors;
+mod kit;
 mod ledger;
 mod load;
 mod pipeline;
@@ -18,7 +19,6 @@ mod strings;
 mod walk;
 mod wire;
 
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PySet, PyString, PyTuple};
 use thinkseal_core::digest::{self, Digest};
@@ -211,8 +211,7 @@ fn claude_turn<'py>(
     kit: &Bound<'py, PyTuple>,
 ) -> PyResult<Option<Bound<'py, PyBytes>>> {
     guard(py, || {
-        let kit = claude::Kit::from_tuple(kit)
-            .ok_or_else(|| PyTypeError::new_err("claude_turn: kit has to be 8 classes"))?;
+        let kit = claude::Kit::of(kit, "claude_turn")?;
         Ok(claude::turn(role, group, &kit).map(|b| PyBytes::new(py, &b)))
     })
 }
@@ -229,8 +228,7 @@ fn claude_turns<'py>(
     kit: &Bound<'py, PyTuple>,
 ) -> PyResult<Option<claude::Turns<'py>>> {
     guard(py, || {
-        let kit = claude::Kit::from_tuple(kit)
-            .ok_or_else(|| PyTypeError::new_err("claude_turns: kit has to be 8 classes"))?;
+        let kit = claude::Kit::of(kit, "claude_turns")?;
         let keys = claude::Keys {
             assistant: keys.0,
             user: keys.1,
@@ -262,8 +260,7 @@ fn walk_run<'py>(
     kit: &Bound<'py, PyTuple>,
 ) -> PyResult<WalkRun<'py>> {
     guard(py, || {
-        let kit = walk::Kit::from_tuple(kit)
-            .ok_or_else(|| PyTypeError::new_err("walk_run: kit has to be 10 classes"))?;
+        let kit = walk::Kit::of(kit, "walk_run")?;
         let chain = digest_arg(py, chain, "chain")?;
         let target = walk::Target {
             origin: target,
@@ -294,8 +291,7 @@ fn sent_run(
     kit: &Bound<'_, PyTuple>,
 ) -> PyResult<usize> {
     guard(py, || {
-        let kit = walk::Kit::from_tuple(kit)
-            .ok_or_else(|| PyTypeError::new_err("sent_run: kit has to be 10 classes"))?;
+        let kit = walk::Kit::of(kit, "sent_run")?;
         Ok(walk::sent_run(
             items,
             bounds,

@@ -25,7 +25,6 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::thread;
 
-use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -33,6 +32,7 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyT
 use thinkseal_core::encode;
 use thinkseal_core::parse::{self, Value};
 
+use crate::kit::kit;
 use crate::pipeline::Hasher;
 use crate::strings::{self, surely_not_blank};
 
@@ -41,48 +41,23 @@ use crate::strings::{self, surely_not_blank};
 /// document's own levels.
 const READ_DEPTH: usize = 256 + 8;
 
-/// The classes and functions the objects are made with, handed over by
-/// python/thinkseal/_load.py in this order.
-struct Kit<'py> {
-    new: Bound<'py, PyAny>,
-    system: Bound<'py, PyAny>,
-    user: Bound<'py, PyAny>,
-    tool: Bound<'py, PyAny>,
-    assistant: Bound<'py, PyAny>,
-    tool_call: Bound<'py, PyAny>,
-    text: Bound<'py, PyAny>,
-    redacted: Bound<'py, PyAny>,
-    opaque: Bound<'py, PyAny>,
-    binding: Bound<'py, PyAny>,
-    origin: Bound<'py, PyAny>,
-    frozen_dict: Bound<'py, PyAny>,
-    frozen_list: Bound<'py, PyAny>,
-}
-
-impl<'py> Kit<'py> {
-    fn from_tuple(kit: &Bound<'py, PyTuple>) -> PyResult<Self> {
-        if kit.len() != 13 {
-            return Err(PyTypeError::new_err(format!(
-                "load_document: kit has {} items, expected 13",
-                kit.len()
-            )));
-        }
-        let item = |i| kit.get_item(i);
-        Ok(Self {
-            new: item(0)?,
-            system: item(1)?,
-            user: item(2)?,
-            tool: item(3)?,
-            assistant: item(4)?,
-            tool_call: item(5)?,
-            text: item(6)?,
-            redacted: item(7)?,
-            opaque: item(8)?,
-            binding: item(9)?,
-            origin: item(10)?,
-            frozen_dict: item(11)?,
-            frozen_list: item(12)?,
-        })
+kit! {
+    /// The classes and functions the objects are made with, handed over by
+    /// python/thinkseal/_load.py in this order.
+    Kit {
+        new,
+        system,
+        user,
+        tool,
+        assistant,
+        tool_call,
+        text,
+        redacted,
+        opaque,
+        binding,
+        origin,
+        frozen_dict,
+        frozen_list,
     }
 }
 
@@ -128,7 +103,7 @@ pub fn load_document<'py>(
     let Ok(document) = py.detach(|| parse::parse(&source, READ_DEPTH)) else {
         return Ok(None);
     };
-    let kit = Kit::from_tuple(kit)?;
+    let kit = Kit::of(kit, "load_document")?;
     let Value::Object(members) = &document else {
         return to_python(py, &document).map(Some);
     };

@@ -33,42 +33,23 @@ use thinkseal_core::digest::{self, Digest};
 use thinkseal_core::model::Origin;
 
 use crate::encode;
+use crate::kit::kit;
 use crate::load::write_slot;
 
-/// The classes the messages and their parts are checked against (exactly),
-/// handed over by python/thinkseal/_walk.py in this order.
-pub struct Kit<'py> {
-    system: Bound<'py, PyAny>,
-    user: Bound<'py, PyAny>,
-    tool: Bound<'py, PyAny>,
-    assistant: Bound<'py, PyAny>,
-    tool_call: Bound<'py, PyAny>,
-    text: Bound<'py, PyAny>,
-    redacted: Bound<'py, PyAny>,
-    opaque: Bound<'py, PyAny>,
-    binding: Bound<'py, PyAny>,
-    origin: Bound<'py, PyAny>,
-}
-
-impl<'py> Kit<'py> {
-    /// The kit from its tuple (None when it is not ten items).
-    pub fn from_tuple(kit: &Bound<'py, PyTuple>) -> Option<Self> {
-        if kit.len() != 10 {
-            return None;
-        }
-        let item = |i| kit.get_item(i).ok();
-        Some(Self {
-            system: item(0)?,
-            user: item(1)?,
-            tool: item(2)?,
-            assistant: item(3)?,
-            tool_call: item(4)?,
-            text: item(5)?,
-            redacted: item(6)?,
-            opaque: item(7)?,
-            binding: item(8)?,
-            origin: item(9)?,
-        })
+kit! {
+    /// The classes the messages and their parts are checked against (exactly),
+    /// handed over by python/thinkseal/_walk.py in this order.
+    Kit {
+        system,
+        user,
+        tool,
+        assistant,
+        tool_call,
+        text,
+        redacted,
+        opaque,
+        binding,
+        origin,
     }
 }
 
