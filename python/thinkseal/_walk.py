@@ -184,11 +184,11 @@ def sent_messages(
     decided reason ``codes`` (indexed like ``items``): the runs that go out as
     themselves found natively, the others by ``Pairing.sent``."""
     pairing = Pairing.resume(items, start, total)
-    wanted = bytes(codes[start:end])
+    decided = bytes(codes[start:end])
     out: list[Message] = []
     i = start
     while i < end:
-        stop = pairing.run(items, (i, end, total), wanted, start)
+        stop = pairing.run(items, (i, end, total), decided, start)
         out += items[i:stop]
         if stop == end:
             break
@@ -332,16 +332,16 @@ def walk(
         if i == end:
             break
         message = items[i]
+        if isinstance(message, AssistantMessage):
+            answered = pairing.assistant(i, message)
+            code = decide_without_chain(message, target)
+            if code is None:
+                code = decide_with_chain(message, target, context, out.chain_end(), len(answered))
+            out.turns.append(i)
+            out.add(sent_form(message, code, answered), code)
+        else:
+            out.add(pairing.sent(i, message, 0), 0)
         i += 1
-        if not isinstance(message, AssistantMessage):
-            out.add(pairing.sent(i - 1, message, 0), 0)
-            continue
-        answered = pairing.assistant(i - 1, message)
-        code = decide_without_chain(message, target)
-        if code is None:
-            code = decide_with_chain(message, target, context, out.chain_end(), len(answered))
-        out.turns.append(i - 1)
-        out.add(sent_form(message, code, answered), code)
     out.chain_end()
     return out
 
