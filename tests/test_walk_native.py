@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from thinkseal import (
     AssistantMessage,
+    Binding,
     Conversation,
     Message,
     Native,
@@ -158,6 +159,7 @@ def leaves(conv: Conversation, *tail: Message, origin: Origin = CLAUDE) -> int:
         "other-origin",
         "unbound-sealed",
         "bound-without-sealed",
+        "origin-edited",
         "native-block",
         "prefix-changed",
         "subclass",
@@ -183,7 +185,17 @@ def test_the_native_run_leaves_what_does_not_go_out_as_itself(case: str) -> None
         # Goes out unbound (``unsealed()`` drops the binding): another object.
         binding = next(m for m in conv if isinstance(m, AssistantMessage)).thinking_binding
         assert leaves(conv, AssistantMessage("a", [], [ThinkingBlock.Text("t")])._bound(binding)) == n
-    elif case == "native-block":
+    elif case == "origin-edited":
+        # The binding's origin rewritten, its digests left: the prefix still
+        # matches the target, but the turn is bound elsewhere (origin-mismatch).
+        turn = respond(conv, CLAUDE, AssistantMessage("a", [], signed))
+        last = turn[-1]
+        assert isinstance(last, AssistantMessage)
+        bound = last.thinking_binding
+        assert bound is not None
+        edited = last._bound(Binding(Origin("anthropic", "other"), bound.version, bound.prefix, bound.turn))
+        assert leaves(conv, edited) == n
+        assert turn.with_messages([*conv, edited]).replay(CLAUDE).reason(n) == "origin-mismatch"
         reply = AssistantMessage.from_parts([Native.of("anthropic", {"type": "server_tool_use"}), "a"])
         assert leaves(respond(conv, CLAUDE, reply)) == n
     elif case == "prefix-changed":

@@ -172,12 +172,14 @@ impl<'py> Plan<'_, 'py> {
         results.sort_by_key(|(place, _)| *place);
         let group: Vec<_> = results.into_iter().map(|(_, m)| m).chain(texts).collect();
         let py = group[0].py();
-        let list = PyList::new(py, &group)?;
         let turn = if let [message] = group.as_slice() {
-            kept(message, &self.keys.user, |out| user(out, &list, self.kit))?
+            // The list is made only when the turn is not kept already.
+            kept(message, &self.keys.user, |out| {
+                user(out, &PyList::new(py, [message])?, self.kit)
+            })?
         } else {
             let mut out = Vec::with_capacity(2048);
-            user(&mut out, &list, self.kit)?;
+            user(&mut out, &PyList::new(py, &group)?, self.kit)?;
             (PyBytes::new(py, &out), 0)
         };
         self.push(turn);

@@ -35,6 +35,7 @@ use thinkseal_core::model::Origin;
 use crate::encode;
 use crate::kit::kit;
 use crate::load::write_slot;
+use crate::strings;
 
 kit! {
     /// The classes the messages and their parts are checked against (exactly),
@@ -82,6 +83,13 @@ pub struct Target<'a, 'py> {
     pub context: Digest,
 }
 
+/// The target and request as a run reads them: the core's `Origin` and the
+/// request's context digest.
+struct Request {
+    origin: Origin,
+    context: Digest,
+}
+
 /// Decides `items[start..end]` (of the first `total`) from the chain value
 /// `chain` while they go out as themselves, with `open` the pairing's open
 /// call ids before `start` (updated in place).
@@ -104,14 +112,17 @@ pub fn run(
     let Ok(origin) = plain_origin(target.origin, kit) else {
         return out;
     };
+    let request = Request {
+        origin,
+        context: target.context,
+    };
     let mut value = chain;
     for i in start..end {
         let Ok(message) = items.get_item(i) else {
             break;
         };
-        let Ok((code, pairing)) = decide(
-            items, i, total, &message, open, &value, &origin, target, kit,
-        ) else {
+        let Ok((code, pairing)) = decide(items, i, total, &message, open, &value, &request, kit)
+        else {
             break;
         };
         // The pairing moves only once nothing can stop the run at this message.
@@ -165,7 +176,8 @@ pub fn sent_run(
     stop
 }
 
-/// The target as the core's `Origin`, when it is exactly an `Origin`.
+/// An exact `Origin` (the target, a binding's) as the core's `Origin`;
+/// fields compared as text are compared as Python compares the strings.
 fn plain_origin(origin: &Bound<'_, PyAny>, kit: &Kit<'_>) -> Result<Origin, Stop> {
     if !origin.get_type().is(&kit.origin) {
         return Err(Stop);
@@ -185,7 +197,8 @@ fn plain_origin(origin: &Bound<'_, PyAny>, kit: &Kit<'_>) -> Result<Origin, Stop
 
 fn plain_str(value: &Bound<'_, PyAny>) -> Result<String, Stop> {
     let value = value.cast_exact::<PyString>().map_err(|_| Stop)?;
-    Ok(value.to_str()?.to_owned())
+    // Not `to_str()`: it would leave a UTF-8 copy inside a non-ASCII str (strings.rs).
+    Ok(strings::utf8(value).map_err(|_| Stop)?.into_owned())
 }
 
 /// How a message moves the pairing's open call ids.
@@ -229,8 +242,7 @@ fn decide<'py>(
     message: &Bound<'py, PyAny>,
     open: &Bound<'_, PySet>,
     chain: &Digest,
-    origin: &Origin,
-    target: &Target<'_, '_>,
+    request: &Request,
     kit: &Kit<'_>,
 ) -> Result<(u8, Pairing<'py>), Stop> {
     if let Some(moved) = not_a_turn(message, open, kit)? {
@@ -244,7 +256,7 @@ fn decide<'py>(
             return Err(Stop);
         }
         NO_SEALED
-    } else if kept(message, &binding, chain, origin, target, kit)? {
+    } else if kept(message, &binding, chain, request, kit)? {
         KEPT
     } else {
         return Err(Stop);
@@ -417,8 +429,7 @@ fn kept(
     message: &Bound<'_, PyAny>,
     binding: &Bound<'_, PyAny>,
     chain: &Digest,
-    origin: &Origin,
-    target: &Target<'_, '_>,
+    request: &Request,
     kit: &Kit<'_>,
 ) -> Result<bool, Stop> {
     if !binding.get_type().is(&kit.binding) {
@@ -426,8 +437,9 @@ fn kept(
     }
     let py = binding.py();
     let version: u32 = binding.getattr(intern!(py, "version"))?.extract()?;
-    let bound = binding.getattr(intern!(py, "origin"))?;
-    if version != digest::VERSION || !same_origin(&bound, target.origin, kit)? {
+    // Bound elsewhere, even with a prefix that matches the target: origin-mismatch.
+    let bound = plain_origin(&binding.getattr(intern!(py, "origin"))?, kit)?;
+    if version != digest::VERSION || bound != request.origin {
         return Ok(false);
     }
     let turn = binding.getattr(intern!(py, "turn"))?;
@@ -435,39 +447,8 @@ fn kept(
         return Ok(false);
     }
     let prefix = binding.getattr(intern!(py, "prefix"))?;
-    Ok(digest_bytes(&prefix)? == digest::prefix_digest(version, origin, &target.context, chain))
-}
-
-/// `bound == target` for two exact `Origin`s: field by field.
-fn same_origin(
-    bound: &Bound<'_, PyAny>,
-    target: &Bound<'_, PyAny>,
-    kit: &Kit<'_>,
-) -> Result<bool, Stop> {
-    if !bound.get_type().is(&kit.origin) {
-        return Err(Stop);
-    }
-    let py = bound.py();
-    for name in [
-        intern!(py, "provider"),
-        intern!(py, "model"),
-        intern!(py, "account"),
-    ] {
-        let (a, b) = (bound.getattr(name)?, target.getattr(name)?);
-        let same = if a.is_none() || b.is_none() {
-            a.is_none() && b.is_none()
-        } else {
-            let (a, b) = (
-                a.cast_exact::<PyString>().map_err(|_| Stop)?,
-                b.cast_exact::<PyString>().map_err(|_| Stop)?,
-            );
-            PyAnyMethods::eq(a.as_any(), b)?
-        };
-        if !same {
-            return Ok(false);
-        }
-    }
-    Ok(true)
+    Ok(digest_bytes(&prefix)?
+        == digest::prefix_digest(version, &request.origin, &request.context, chain))
 }
 
 /// 32 bytes held by an exact `bytes`.
