@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import thinkseal
-from thinkseal import Conversation, ThinksealError, UserMessage, _load
+from thinkseal import Conversation, ThinksealError, UserMessage, _core, _load
 from thinkseal.providers import PROVIDER_IDS, PreparedRequest
 
 # The least options each adapter needs to prepare a request (those the
@@ -62,6 +62,26 @@ def from_json(data: bytes) -> None:
         _load.use_native(previous)
     if native != slow:
         raise AssertionError(f"the native and Python readers differ: {native!r:.300} != {slow!r:.300}")
+
+
+def digests(data: bytes) -> None:
+    """Also: the digests of a batch of messages (their encodings hashed side by
+    side in SIMD lanes, rust/core/src/lanes.rs), as ``Conversation.from_json``
+    reads them and as ``message_digests`` makes them on one and two threads,
+    equal the digest of each message hashed alone."""
+    try:
+        messages = list(Conversation.from_json(data))
+    except ThinksealError:
+        return
+    alone = [_core.message_digest(m) for m in messages]
+    batches = {
+        "as read": [m.digest for m in messages],
+        "one thread": _core.message_digests(messages, 1),
+        "two threads, three times over": _core.message_digests(messages * 3, 2),
+    }
+    for name, batch in batches.items():
+        if batch != alone * (len(batch) // max(len(alone), 1)):
+            raise AssertionError(f"the digests {name} differ from the digests made alone")
 
 
 def _same_both_ways(
@@ -246,6 +266,7 @@ def _targets() -> dict[str, Callable[[bytes], None]]:
         "fragments": fragments,
         "anthropic_turns": anthropic_turns,
         "walk": walk,
+        "digests": digests,
     }
     for provider_id in PROVIDER_IDS:
         targets[f"receive:{provider_id}"] = _receive(provider_id)

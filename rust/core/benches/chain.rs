@@ -1,11 +1,12 @@
 //! Criterion benches of the core: per-message digest of a 1.6 KB message (the
-//! floor of any per-prefix scheme), batch digests on 1 and 2 threads, and the
-//! chain step. The Python-side comparison against a pure-Python chain lives in
+//! floor of any per-prefix scheme), batch digests on 1 and 2 threads, keyed
+//! BLAKE3 of 2,000 message-sized inputs through the lanes against one at a
+//! time, and the chain step. The Python-side comparison against a pure-Python chain lives in
 //! benches/ (pytest-benchmark).
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use thinkseal_core::digest;
 use thinkseal_core::model::{Block, Message, Part, ToolCall};
+use thinkseal_core::{digest, lanes};
 
 /// A 1.6 KB assistant turn: thinking, text and one tool call.
 fn turn(i: usize) -> Message {
@@ -42,6 +43,33 @@ fn benches(c: &mut Criterion) {
             b.iter(|| digest::message_digests(black_box(&batch), t));
         });
     }
+    group.finish();
+
+    // 1.7-1.9 KB inputs: two chunks each, as the bench workload's encodings.
+    let owned: Vec<Vec<u8>> = (0..2_000)
+        .map(|i: usize| {
+            (0..1_700 + i * 37 % 200)
+                .map(|j| (j * 31 + i) as u8)
+                .collect()
+        })
+        .collect();
+    let inputs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
+    let key = [7u8; 32];
+    let mut group = c.benchmark_group("keyed_hash_2k_inputs");
+    group.throughput(Throughput::Bytes(
+        owned.iter().map(Vec::len).sum::<usize>() as u64
+    ));
+    group.bench_function("one at a time", |b| {
+        b.iter(|| {
+            black_box(&inputs)
+                .iter()
+                .map(|i| *blake3::keyed_hash(&key, i).as_bytes())
+                .collect::<Vec<_>>()
+        });
+    });
+    group.bench_function("lanes", |b| {
+        b.iter(|| lanes::keyed_hash_many(&key, black_box(&inputs)));
+    });
     group.finish();
 
     let digests = digest::message_digests(&batch, 2);

@@ -7,8 +7,8 @@
 
 use std::sync::LazyLock;
 
-use crate::encode;
 use crate::model::{Context, Message, Origin};
+use crate::{encode, lanes};
 
 /// The fingerprint version. Any change to an encoding or a context string is a
 /// new version; bindings carry it, so an old binding reads as a version mismatch.
@@ -60,10 +60,9 @@ pub fn digest_encodings(buffer: &[u8], ends: &[usize], threads: usize) -> Vec<Di
     let starts = std::iter::once(0).chain(ends.iter().copied());
     let spans: Vec<(usize, usize)> = starts.zip(ends.iter().copied()).collect();
     let hash_all = |spans: &[(usize, usize)], out: &mut [Digest]| {
-        for (&(a, b), slot) in spans.iter().zip(out.iter_mut()) {
-            // The spans are the encodings' own bounds, made above from `ends`.
-            *slot = digest_encoding(&buffer[a..b]);
-        }
+        // The spans are the encodings' own bounds, made above from `ends`.
+        let inputs: Vec<&[u8]> = spans.iter().map(|&(a, b)| &buffer[a..b]).collect();
+        out.copy_from_slice(&lanes::keyed_hash_many(&MESSAGE_KEY, &inputs));
     };
     let mut out = vec![[0u8; 32]; spans.len()];
     let threads = worth_threads(buffer.len(), threads);

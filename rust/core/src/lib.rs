@@ -4,6 +4,7 @@
 //! - [`model`]: the hashed view of messages, tools and request context.
 //! - [`encode`]: the canonical, injective byte encoding of that model.
 //! - [`digest`]: versioned BLAKE3 digests and the per-prefix chain.
+//! - [`lanes`]: keyed BLAKE3 of many short inputs at once, one per SIMD lane.
 //! - [`ledger`]: the seal ledger's keys (sealed data scoped by account) and entry checks.
 //! - [`fragment`]: the checks of a store's prepared fragments.
 //! - [`parse`]: a strict JSON reader for stored conversations (a fast path
@@ -13,12 +14,16 @@
 //!
 //! No Python here: the `thinkseal-python` crate walks Python objects into these types.
 
-#![forbid(unsafe_code)]
+// `unsafe` is denied; the two exceptions are in the BLAKE3 lanes (lanes.rs):
+// the call into the AVX2 kernel once the CPU was seen to have AVX2, and the
+// kernel's unaligned loads of 64-byte blocks.
+#![deny(unsafe_code)]
 
 pub mod digest;
 pub mod encode;
 pub mod fragment;
 pub mod jcs;
+pub mod lanes;
 pub mod ledger;
 pub mod model;
 pub mod parse;

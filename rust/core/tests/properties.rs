@@ -1,5 +1,6 @@
 //! Property tests of the core: the encoding is injective, canonical JSON is
-//! independent of key order and idempotent, the chain is incremental, and the
+//! independent of key order and idempotent, the chain is incremental, keyed
+//! BLAKE3 through the lanes equals BLAKE3 one input at a time, and the
 //! stored-conversation reader (`parse`) reads every spelling of a value back.
 
 use std::fmt::Write as _;
@@ -9,7 +10,7 @@ use thinkseal_core::digest;
 use thinkseal_core::encode::encode_message;
 use thinkseal_core::jcs::{canonicalize, Json};
 use thinkseal_core::model::{Block, Content, ContentPart, Message, Native, Part, ToolCall};
-use thinkseal_core::parse;
+use thinkseal_core::{lanes, parse};
 
 fn text() -> impl Strategy<Value = String> {
     prop_oneof![Just(String::new()), "[a-c]{0,3}", "\\PC{0,6}"]
@@ -179,6 +180,25 @@ proptest! {
         let tail = digest::chain(&start, &digests[cut..]);
         prop_assert_eq!(&whole[..cut], &head[..]);
         prop_assert_eq!(&whole[cut..], &tail[..]);
+    }
+}
+
+proptest! {
+    // Lengths up to nine chunks, so that an input's chunks share lanes with
+    // other inputs' chunks of every length, and trees of several levels are joined.
+    #[test]
+    fn lanes_equal_blake3_one_at_a_time(
+        key in any::<[u8; 32]>(),
+        inputs in proptest::collection::vec(
+            (0usize..9_300, any::<u8>()).prop_map(|(len, seed)| {
+                (0..len).map(|i| (i as u8).wrapping_mul(seed | 1).wrapping_add(seed)).collect::<Vec<u8>>()
+            }),
+            0..24,
+        ),
+    ) {
+        let slices: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+        let expected: Vec<[u8; 32]> = slices.iter().map(|i| *blake3::keyed_hash(&key, i).as_bytes()).collect();
+        prop_assert_eq!(lanes::keyed_hash_many(&key, &slices), expected);
     }
 }
 
