@@ -12,7 +12,7 @@ from ._errors import ValidationError
 from ._frozen import Frozen, check_sequence
 from ._json import freeze_json, require_object
 from ._limits import check_body
-from ._load import decode_stored, message_of
+from ._load import decode_stored, messages_of
 from ._messages import Message, SystemMessage
 from ._reader import Reader, reroot
 from ._replay import MessageLog, Replay, ReplayCaches, ReplayReport, decide_replay
@@ -329,11 +329,11 @@ class Conversation(Frozen):
                 f"$.version: format version {version} is not supported (this release reads 1..{FORMAT_VERSION})",
                 path="$.version",
             )
-        messages = [message_of(m, f"$.messages[{i}]") for i, m in enumerate(r.get("messages", kind=list))]
+        messages = messages_of(r.get("messages", kind=list), "$.messages")
         tools = [tool_from_dict(t, f"$.tools[{i}]") for i, t in enumerate(r.get("tools", default=[], kind=list))]
         response_format = r.get("response_format", default=None, kind=(dict, type(None)))
         try:
-            return Conversation(messages, tools, response_format)
+            return stored_conversation(MessageLog(messages), tools, response_format)
         except ValidationError as err:
             raise reroot("$", err) from err
 
@@ -342,10 +342,11 @@ def stored_conversation(
     log: MessageLog,
     tools: Sequence[Tool],
     response_format: Mapping[str, object] | None,
-    systems: tuple[SystemMessage, ...],
+    systems: tuple[SystemMessage, ...] | None = None,
 ) -> Conversation:
-    """A conversation of every message of ``log``, whose system messages are
-    ``systems`` (a lazily loaded log is not read to find them: ``store/_lazy.py``)."""
+    """A conversation of every message of ``log`` (messages all: they are not
+    checked again), whose system messages are ``systems`` (a lazily loaded log
+    is not read to find them: ``store/_lazy.py``), found in the log when None."""
     rf, rf_jcs = _check_response_format(response_format)
     conversation = Conversation.__new__(Conversation)
     conversation._setup(log, len(log.items), _check_tools(tools), rf, rf_jcs, systems, {})

@@ -100,6 +100,12 @@ def message_of(value: Any, path: str) -> Message:
     return value if isinstance(value, Message) else message_from_dict(value, path=path)
 
 
+def messages_of(values: list[Any], path: str) -> list[Message]:
+    """``message_of`` of every item of ``values``, item ``i`` at ``path[i]``
+    (the path is written only for an item that is not a message already)."""
+    return [v if isinstance(v, Message) else message_from_dict(v, path=f"{path}[{i}]") for i, v in enumerate(values)]
+
+
 def native_messages(bodies: list[str] | list[bytes]) -> list[Any] | None:
     """The stored messages ``bodies`` (one JSON object each, all ``str`` or all
     UTF-8 ``bytes``) read by the native reader in one pass: per body a message
