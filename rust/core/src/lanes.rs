@@ -7,55 +7,28 @@
 //! its own length, chunk counter and flags, then joins each input's chunk
 //! chaining values into its root with `blake3::hazmat`. The digests are exactly
 //! `blake3::keyed_hash` of each input; the tests below compare the two over
-//! every length around the block and chunk bounds, and over random batches.
+//! every length around the block and chunk bounds and over random batches,
+//! and each lane with its chunk computed alone.
 //!
 //! The lanes are AVX2 registers of eight 32-bit words (`avx2` below). On a
 //! CPU without AVX2 each input is hashed alone by `blake3`, which is then the
 //! faster way.
 //!
-//! Measured (docs/performance.md): 1.7-2 KB inputs hash at 2.9-3.0 GB/s
-//! through the lanes here, against 1.3 GB/s one at a time.
+//! Measured (criterion, `keyed_hash_2k_inputs` in benches/chain.rs; figures
+//! in docs/performance.md): 2,000 inputs of 1.7-1.9 KB hash at 2.6 GiB/s
+//! through the lanes, against 1.2 GiB/s one at a time.
 
-use blake3::hazmat::{merge_subtrees_non_root, merge_subtrees_root, ChainingValue, Mode};
+use blake3::hazmat::{
+    merge_subtrees_non_root, merge_subtrees_root, ChainingValue, HasherExt, Mode,
+};
 
 /// Chunks compressed side by side: one AVX2 register of 32-bit words.
 pub const LANES: usize = 8;
 const CHUNK_LEN: usize = 1024;
 const BLOCK_LEN: usize = 64;
 
-// BLAKE3's domain flags (the BLAKE3 paper, §2.1).
-const CHUNK_START: u32 = 1;
-const CHUNK_END: u32 = 2;
-const ROOT: u32 = 8;
-const KEYED_HASH: u32 = 16;
-
-const IV: [u32; 8] = [
-    0x6A09_E667,
-    0xBB67_AE85,
-    0x3C6E_F372,
-    0xA54F_F53A,
-    0x510E_527F,
-    0x9B05_688C,
-    0x1F83_D9AB,
-    0x5BE0_CD19,
-];
-
-/// The message word order of each of the seven rounds.
-const SCHEDULE: [[usize; 16]; 7] = [
-    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
-    [2, 6, 3, 10, 7, 0, 4, 13, 1, 11, 12, 5, 9, 14, 15, 8],
-    [3, 4, 10, 12, 13, 2, 7, 14, 6, 5, 9, 0, 11, 15, 8, 1],
-    [10, 7, 12, 9, 14, 3, 13, 15, 4, 0, 11, 2, 5, 8, 1, 6],
-    [12, 13, 9, 11, 15, 10, 14, 8, 7, 2, 5, 3, 0, 1, 6, 4],
-    [9, 14, 11, 5, 8, 12, 15, 1, 13, 3, 0, 10, 2, 6, 4, 7],
-    [11, 15, 5, 0, 1, 9, 8, 6, 14, 10, 2, 12, 3, 4, 7, 13],
-];
-
 /// Below this many inputs the lanes would mostly idle: each input is hashed alone.
 const MIN_INPUTS: usize = 4;
-
-/// One word of every lane.
-type Words = [u32; LANES];
 
 /// `blake3::keyed_hash(key, input)` of every input, in order.
 #[must_use]
@@ -89,6 +62,17 @@ impl Chunk<'_> {
     /// Blocks compressed for this chunk; the empty input is one empty block.
     fn blocks(&self) -> usize {
         self.bytes.len().div_ceil(BLOCK_LEN).max(1)
+    }
+
+    /// This chunk's chaining value (its input's digest, for a root chunk)
+    /// computed alone, by `blake3`: what a lane must give.
+    fn alone(&self, key: &[u8; 32]) -> ChainingValue {
+        let mut hasher = blake3::Hasher::new_keyed(key);
+        if self.root {
+            return *hasher.update(self.bytes).finalize().as_bytes();
+        }
+        hasher.set_input_offset(self.counter * CHUNK_LEN as u64);
+        hasher.update(self.bytes).finalize_non_root()
     }
 }
 
@@ -152,9 +136,6 @@ fn left_chunks(n: usize) -> usize {
 /// in order. Chunks of as many blocks go through the lanes together, so few
 /// lanes idle.
 fn compress_chunks(key: &[u8; 32], chunks: &[Chunk<'_>]) -> Vec<ChainingValue> {
-    let key_words: [u32; 8] = std::array::from_fn(|i| {
-        u32::from_le_bytes([key[4 * i], key[4 * i + 1], key[4 * i + 2], key[4 * i + 3]])
-    });
     let mut order: Vec<usize> = (0..chunks.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(chunks[i].blocks()));
     let mut out = vec![[0u8; 32]; chunks.len()];
@@ -167,7 +148,7 @@ fn compress_chunks(key: &[u8; 32], chunks: &[Chunk<'_>]) -> Vec<ChainingValue> {
         for (lane, &i) in lanes.iter_mut().zip(group) {
             *lane = chunks[i];
         }
-        let cvs = compress_group(&key_words, &lanes[..group.len()]);
+        let cvs = compress_group(key, &lanes[..group.len()]);
         for (&i, cv) in group.iter().zip(cvs) {
             out[i] = cv;
         }
@@ -175,89 +156,19 @@ fn compress_chunks(key: &[u8; 32], chunks: &[Chunk<'_>]) -> Vec<ChainingValue> {
     out
 }
 
-/// The chaining values of up to [`LANES`] chunks, compressed side by side
-/// (lanes past `lanes.len()` are left zero).
-fn compress_group(key: &[u32; 8], lanes: &[Chunk<'_>]) -> [ChainingValue; LANES] {
+/// The chaining values of up to [`LANES`] chunks (lanes past `lanes.len()`
+/// are left zero): side by side where the CPU has AVX2, else one at a time.
+fn compress_group(key: &[u8; 32], lanes: &[Chunk<'_>]) -> [ChainingValue; LANES] {
     #[cfg(target_arch = "x86_64")]
-    {
-        assert!(
-            lanes_available(),
-            "the lanes are used only where the CPU has AVX2"
-        );
-        // SAFETY: the CPU has AVX2 (checked above, and by the only caller
-        // before it), the one feature the function is compiled for.
+    if lanes_available() {
+        // SAFETY: the CPU was just seen to have AVX2, the one feature the
+        // function is compiled for.
         #[allow(unsafe_code)]
         return unsafe { avx2::compress_group(key, lanes) };
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    unreachable!(
-        "the lanes are used only on x86-64 with AVX2: {key:?} {}",
-        lanes.len()
-    )
-}
-
-/// Block `b` of every lane: its 64 bytes (zero-padded past a short chunk's
-/// end, zeros for a lane with no block `b`), its length and flags, and
-/// whether the lane has such a block.
-struct Blocks<'a> {
-    bytes: [&'a [u8; BLOCK_LEN]; LANES],
-    len: Words,
-    flags: Words,
-    active: [bool; LANES],
-}
-
-const ZERO_BLOCK: [u8; BLOCK_LEN] = [0; BLOCK_LEN];
-
-impl<'a> Blocks<'a> {
-    fn of(lanes: &[Chunk<'a>], b: usize, padded: &'a mut [[u8; BLOCK_LEN]; LANES]) -> Self {
-        let mut out = Blocks {
-            bytes: [&ZERO_BLOCK; LANES],
-            len: [0; LANES],
-            flags: [0; LANES],
-            active: [false; LANES],
-        };
-        for ((l, chunk), pad) in lanes.iter().enumerate().zip(padded.iter_mut()) {
-            if b >= chunk.blocks() {
-                continue;
-            }
-            out.active[l] = true;
-            let rest = &chunk.bytes[(b * BLOCK_LEN).min(chunk.bytes.len())..];
-            out.bytes[l] = if let Some(block) = rest.first_chunk::<BLOCK_LEN>() {
-                block
-            } else {
-                *pad = ZERO_BLOCK;
-                pad[..rest.len()].copy_from_slice(rest);
-                pad
-            };
-            out.len[l] = rest.len().min(BLOCK_LEN) as u32;
-            out.flags[l] = KEYED_HASH;
-            if b == 0 {
-                out.flags[l] |= CHUNK_START;
-            }
-            if b + 1 == chunk.blocks() {
-                out.flags[l] |= CHUNK_END | if chunk.root { ROOT } else { 0 };
-            }
-        }
-        out
-    }
-}
-
-/// The chunks' counters, split into their low and high words.
-fn counters(lanes: &[Chunk<'_>]) -> (Words, Words) {
-    let mut low: Words = [0; LANES];
-    let mut high: Words = [0; LANES];
-    for (l, chunk) in lanes.iter().enumerate() {
-        low[l] = chunk.counter as u32;
-        high[l] = (chunk.counter >> 32) as u32;
-    }
-    (low, high)
-}
-
-/// A chaining value's bytes from its words.
-fn cv_bytes(words: Words) -> ChainingValue {
-    let mut out = [0u8; 32];
-    for (bytes, w) in out.chunks_exact_mut(4).zip(words) {
-        bytes.copy_from_slice(&w.to_le_bytes());
+    let mut out = [[0; 32]; LANES];
+    for (cv, chunk) in out.iter_mut().zip(lanes) {
+        *cv = chunk.alone(key);
     }
     out
 }
@@ -274,13 +185,110 @@ mod avx2 {
         _mm256_xor_si256,
     };
 
-    use super::{
-        counters, cv_bytes, Blocks, ChainingValue, Chunk, Words, BLOCK_LEN, IV, LANES, SCHEDULE,
-        ZERO_BLOCK,
-    };
+    use super::{ChainingValue, Chunk, BLOCK_LEN, LANES};
+
+    // BLAKE3's domain flags (the BLAKE3 paper, §2.1).
+    const CHUNK_START: u32 = 1;
+    const CHUNK_END: u32 = 2;
+    const ROOT: u32 = 8;
+    const KEYED_HASH: u32 = 16;
+
+    const IV: [u32; 8] = [
+        0x6A09_E667,
+        0xBB67_AE85,
+        0x3C6E_F372,
+        0xA54F_F53A,
+        0x510E_527F,
+        0x9B05_688C,
+        0x1F83_D9AB,
+        0x5BE0_CD19,
+    ];
+
+    /// The message word order of each of the seven rounds.
+    const SCHEDULE: [[usize; 16]; 7] = [
+        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+        [2, 6, 3, 10, 7, 0, 4, 13, 1, 11, 12, 5, 9, 14, 15, 8],
+        [3, 4, 10, 12, 13, 2, 7, 14, 6, 5, 9, 0, 11, 15, 8, 1],
+        [10, 7, 12, 9, 14, 3, 13, 15, 4, 0, 11, 2, 5, 8, 1, 6],
+        [12, 13, 9, 11, 15, 10, 14, 8, 7, 2, 5, 3, 0, 1, 6, 4],
+        [9, 14, 11, 5, 8, 12, 15, 1, 13, 3, 0, 10, 2, 6, 4, 7],
+        [11, 15, 5, 0, 1, 9, 8, 6, 14, 10, 2, 12, 3, 4, 7, 13],
+    ];
+
+    /// One word of every lane.
+    type Words = [u32; LANES];
+
+    /// Block `b` of every lane: its 64 bytes (zero-padded past a short chunk's
+    /// end, zeros for a lane with no block `b`), its length and flags, and
+    /// whether the lane has such a block.
+    struct Blocks<'a> {
+        bytes: [&'a [u8; BLOCK_LEN]; LANES],
+        len: Words,
+        flags: Words,
+        active: [bool; LANES],
+    }
+
+    const ZERO_BLOCK: [u8; BLOCK_LEN] = [0; BLOCK_LEN];
+
+    impl<'a> Blocks<'a> {
+        fn of(lanes: &[Chunk<'a>], b: usize, padded: &'a mut [[u8; BLOCK_LEN]; LANES]) -> Self {
+            let mut out = Blocks {
+                bytes: [&ZERO_BLOCK; LANES],
+                len: [0; LANES],
+                flags: [0; LANES],
+                active: [false; LANES],
+            };
+            for ((l, chunk), pad) in lanes.iter().enumerate().zip(padded.iter_mut()) {
+                if b >= chunk.blocks() {
+                    continue;
+                }
+                out.active[l] = true;
+                let rest = &chunk.bytes[(b * BLOCK_LEN).min(chunk.bytes.len())..];
+                out.bytes[l] = if let Some(block) = rest.first_chunk::<BLOCK_LEN>() {
+                    block
+                } else {
+                    *pad = ZERO_BLOCK;
+                    pad[..rest.len()].copy_from_slice(rest);
+                    pad
+                };
+                out.len[l] = rest.len().min(BLOCK_LEN) as u32;
+                out.flags[l] = KEYED_HASH;
+                if b == 0 {
+                    out.flags[l] |= CHUNK_START;
+                }
+                if b + 1 == chunk.blocks() {
+                    out.flags[l] |= CHUNK_END | if chunk.root { ROOT } else { 0 };
+                }
+            }
+            out
+        }
+    }
+
+    /// The chunks' counters, split into their low and high words.
+    fn counters(lanes: &[Chunk<'_>]) -> (Words, Words) {
+        let mut low: Words = [0; LANES];
+        let mut high: Words = [0; LANES];
+        for (l, chunk) in lanes.iter().enumerate() {
+            low[l] = chunk.counter as u32;
+            high[l] = (chunk.counter >> 32) as u32;
+        }
+        (low, high)
+    }
+
+    /// A chaining value's bytes from its words.
+    fn cv_bytes(words: Words) -> ChainingValue {
+        let mut out = [0u8; 32];
+        for (bytes, w) in out.chunks_exact_mut(4).zip(words) {
+            bytes.copy_from_slice(&w.to_le_bytes());
+        }
+        out
+    }
 
     #[target_feature(enable = "avx2")]
-    pub fn compress_group(key: &[u32; 8], lanes: &[Chunk<'_>]) -> [ChainingValue; LANES] {
+    pub fn compress_group(key: &[u8; 32], lanes: &[Chunk<'_>]) -> [ChainingValue; LANES] {
+        let key: [u32; 8] = std::array::from_fn(|i| {
+            u32::from_le_bytes([key[4 * i], key[4 * i + 1], key[4 * i + 2], key[4 * i + 3]])
+        });
         let most = lanes.iter().map(Chunk::blocks).max().unwrap_or(0);
         let mut cv: [__m256i; 8] = std::array::from_fn(|w| splat(key[w]));
         let (low, high) = counters(lanes);
@@ -500,12 +508,9 @@ mod tests {
     }
 
     #[test]
-    fn the_lanes_are_used_where_the_cpu_has_them() {
-        // Through the lanes even where keyed_hash_many would not take them
-        // (a CPU without AVX2 is not this test's to see).
-        if !lanes_available() {
-            return;
-        }
+    fn through_the_lanes_even_for_one_input() {
+        // keyed_hash_many takes the lanes from MIN_INPUTS inputs on; here
+        // they are taken for every batch (one at a time without AVX2).
         let owned: Vec<Vec<u8>> = [0, 1, 64, 65, 700, 1024, 1025, 3000, 70_000]
             .iter()
             .map(|&n| input(n, 3))
@@ -516,6 +521,37 @@ mod tests {
             through_lanes(&KEY, &inputs[4..5]),
             one_at_a_time(&inputs[4..5])
         );
+    }
+
+    #[test]
+    fn each_lane_gives_its_chunk_computed_alone() {
+        // Lanes of every length class, counters past 32 bits, root and not,
+        // and groups of fewer than LANES chunks.
+        let owned: Vec<Vec<u8>> = [0, 1, 63, 64, 65, 640, 1000, 1024]
+            .iter()
+            .map(|&n| input(n, 9))
+            .collect();
+        for take in 1..=LANES {
+            let lanes: Vec<Chunk<'_>> = owned
+                .iter()
+                .take(take)
+                .enumerate()
+                .map(|(i, bytes)| Chunk {
+                    bytes,
+                    counter: if i % 3 == 0 {
+                        0
+                    } else {
+                        (i as u64) << (4 + 5 * i)
+                    },
+                    root: i % 3 == 0,
+                })
+                .collect();
+            let cvs = compress_group(&KEY, &lanes);
+            for (l, chunk) in lanes.iter().enumerate() {
+                assert_eq!(cvs[l], chunk.alone(&KEY), "lane {l} of {take}");
+            }
+            assert!(cvs[take..].iter().all(|cv| *cv == [0; 32]));
+        }
     }
 
     #[test]
