@@ -205,7 +205,31 @@ EDGE_VALUES: list[Any] = [
     "thinkseal-binding/1; ;m;;" + "0" * 64 + ";" + "1" * 64,
     "thinkseal-binding/1;p;m;a;" + "0" * 64 + ";" + "1" * 64,
     "thinkseal-binding/1;p;m;=;" + "A" * 64 + ";" + "1" * 64,
+    # A byte just outside each run of hex digits, at either end of a digest,
+    # and a two-byte character that makes 64 bytes of 63 characters.
+    "thinkseal-binding/1;p;m;;" + "0" * 63 + "g" + ";" + "1" * 64,
+    "thinkseal-binding/1;p;m;;" + "/" + "0" * 63 + ";" + "1" * 64,
+    "thinkseal-binding/1;p;m;;" + "0" * 64 + ";" + "1" * 63 + ":",
+    "thinkseal-binding/1;p;m;;" + "0" * 64 + ";" + "`" + "1" * 63,
+    "thinkseal-binding/1;p;m;;" + "0" * 62 + "é" + ";" + "1" * 64,
 ]
+
+
+BINDING_TEXTS = [v for v in EDGE_VALUES if isinstance(v, str) and v.startswith("thinkseal-binding/")]
+
+
+@pytest.mark.parametrize("binding", BINDING_TEXTS)
+def test_every_binding_text_reads_the_same_both_ways(binding: str) -> None:
+    # The reader decodes a binding's two digests itself (hex32 in
+    # rust/python/src/load.rs); anything it is not sure of goes to Binding.parse.
+    conv = respond(
+        Conversation([UserMessage("q")]),
+        Origin("p", "m"),
+        AssistantMessage("a", [], [ThinkingBlock.Text("t", "sig")]),
+    )
+    document = json.loads(conv.to_json())
+    document["messages"][1]["binding"] = binding
+    both(json.dumps(document))
 
 
 def paths(value: Any, here: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
