@@ -9,7 +9,7 @@
 //! started. [`Hasher`] is that pipeline; `message_digests` and
 //! `Conversation.from_json`'s reader (load.rs) feed it.
 
-use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 use std::thread::{self, Scope, ScopedJoinHandle};
 
 use pyo3::prelude::*;
@@ -26,13 +26,21 @@ const QUEUED_BATCHES: usize = 8;
 /// Encodings of consecutive messages: one buffer, and where each message ends in it.
 type Batch = (Vec<u8>, Vec<usize>);
 
+/// The hashing thread of a started [`Hasher`]: where full batches go, where
+/// their buffers come back once hashed, and the thread (its digests).
+struct Started<'scope> {
+    batches: SyncSender<Batch>,
+    hashed: Receiver<Vec<u8>>,
+    thread: ScopedJoinHandle<'scope, Vec<Digest>>,
+}
+
 /// Message encodings written back to back into `buffer`, hashed a batch at a
 /// time on other threads of `scope` once a batch is full, the rest when
 /// [`Hasher::finish`] is called.
 pub struct Hasher<'scope, 'env> {
     scope: &'scope Scope<'scope, 'env>,
     hashers: usize,
-    started: Option<(SyncSender<Batch>, ScopedJoinHandle<'scope, Vec<Digest>>)>,
+    started: Option<Started<'scope>>,
     /// The encodings not handed over yet; a message's encoding is appended
     /// here, then [`Hasher::end`] is called (or it is truncated away).
     pub buffer: Vec<u8>,
@@ -59,36 +67,59 @@ impl<'scope, 'env> Hasher<'scope, 'env> {
             return;
         }
         let hashers = self.hashers;
-        let (send, _) = self.started.get_or_insert_with(|| {
-            let (send, receive) = sync_channel::<Batch>(QUEUED_BATCHES);
-            let hashing = self.scope.spawn(move || {
+        let started = self.started.get_or_insert_with(|| {
+            let (batches, receive) = sync_channel::<Batch>(QUEUED_BATCHES);
+            let (give_back, hashed) = channel::<Vec<u8>>();
+            let thread = self.scope.spawn(move || {
                 let mut out = Vec::new();
                 for (buffer, ends) in receive {
                     out.extend(digest::digest_encodings(&buffer, &ends, hashers));
+                    // Freed by the thread that made it (below); after the
+                    // encoder's last batch nobody takes it, and it is freed here.
+                    let _ = give_back.send(buffer);
                 }
                 out
             });
-            (send, hashing)
+            Started {
+                batches,
+                hashed,
+                thread,
+            }
         });
-        // The hashing thread holds the receiver until every sender is gone.
-        let _ = send.send((
-            std::mem::take(&mut self.buffer),
+        // A hashed batch's buffer is written again. A buffer freed on the
+        // hashing thread would take the allocator's lock of the arena it came
+        // from, against this thread's allocations (perf showed the two threads
+        // waking each other through that lock).
+        let next = match started.hashed.try_recv() {
+            Ok(mut buffer) => {
+                buffer.clear();
+                buffer
+            }
+            Err(_) => Vec::with_capacity(self.buffer.capacity()),
+        };
+        let batch = (
+            std::mem::replace(&mut self.buffer, next),
             std::mem::take(&mut self.ends),
-        ));
+        );
+        // The hashing thread holds the receiver until every sender is gone.
+        let _ = started.batches.send(batch);
     }
 
     /// The digest of every message ended, in order; what is left is hashed
     /// (and the hashing thread waited for) without the GIL.
     pub fn finish(self, py: Python<'_>) -> Vec<Digest> {
-        let Some((send, hashing)) = self.started else {
+        let Some(Started {
+            batches, thread, ..
+        }) = self.started
+        else {
             let (buffer, ends, threads) = (self.buffer, self.ends, self.hashers + 1);
             return py.detach(|| digest::digest_encodings(&buffer, &ends, threads));
         };
         if !self.ends.is_empty() {
-            let _ = send.send((self.buffer, self.ends));
+            let _ = batches.send((self.buffer, self.ends));
         }
-        drop(send);
-        py.detach(|| hashing.join())
+        drop(batches);
+        py.detach(|| thread.join())
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     }
 }
