@@ -432,41 +432,32 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     fn g(v: &mut [__m256i; 16], [a, b, c, d]: [usize; 4], x: __m256i, y: __m256i) {
         v[a] = _mm256_add_epi32(_mm256_add_epi32(v[a], v[b]), x);
-        v[d] = rot16(_mm256_xor_si256(v[d], v[a]));
+        v[d] = rotr_bytes::<2>(_mm256_xor_si256(v[d], v[a]));
         v[c] = _mm256_add_epi32(v[c], v[d]);
-        v[b] = rot12(_mm256_xor_si256(v[b], v[c]));
+        v[b] = rotr_bits::<12, 20>(_mm256_xor_si256(v[b], v[c]));
         v[a] = _mm256_add_epi32(_mm256_add_epi32(v[a], v[b]), y);
-        v[d] = rot8(_mm256_xor_si256(v[d], v[a]));
+        v[d] = rotr_bytes::<1>(_mm256_xor_si256(v[d], v[a]));
         v[c] = _mm256_add_epi32(v[c], v[d]);
-        v[b] = rot7(_mm256_xor_si256(v[b], v[c]));
+        v[b] = rotr_bits::<7, 25>(_mm256_xor_si256(v[b], v[c]));
     }
 
+    /// Each 32-bit word rotated right by `BYTES` whole bytes: a byte shuffle
+    /// within each word.
     #[target_feature(enable = "avx2")]
-    fn rot16(x: __m256i) -> __m256i {
+    fn rotr_bytes<const BYTES: usize>(x: __m256i) -> __m256i {
+        let o: [i8; 32] = std::array::from_fn(|i| (i % 16 / 4 * 4 + (i % 4 + BYTES) % 4) as i8);
         let order = _mm256_setr_epi8(
-            2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11,
-            8, 9, 14, 15, 12, 13,
+            o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7], o[8], o[9], o[10], o[11], o[12], o[13],
+            o[14], o[15], o[16], o[17], o[18], o[19], o[20], o[21], o[22], o[23], o[24], o[25],
+            o[26], o[27], o[28], o[29], o[30], o[31],
         );
         _mm256_shuffle_epi8(x, order)
     }
 
+    /// Each 32-bit word rotated right by `RIGHT` bits (`LEFT` is 32 - `RIGHT`).
     #[target_feature(enable = "avx2")]
-    fn rot8(x: __m256i) -> __m256i {
-        let order = _mm256_setr_epi8(
-            1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12, 1, 2, 3, 0, 5, 6, 7, 4, 9, 10,
-            11, 8, 13, 14, 15, 12,
-        );
-        _mm256_shuffle_epi8(x, order)
-    }
-
-    #[target_feature(enable = "avx2")]
-    fn rot12(x: __m256i) -> __m256i {
-        _mm256_or_si256(_mm256_srli_epi32::<12>(x), _mm256_slli_epi32::<20>(x))
-    }
-
-    #[target_feature(enable = "avx2")]
-    fn rot7(x: __m256i) -> __m256i {
-        _mm256_or_si256(_mm256_srli_epi32::<7>(x), _mm256_slli_epi32::<25>(x))
+    fn rotr_bits<const RIGHT: i32, const LEFT: i32>(x: __m256i) -> __m256i {
+        _mm256_or_si256(_mm256_srli_epi32::<RIGHT>(x), _mm256_slli_epi32::<LEFT>(x))
     }
 }
 
