@@ -58,25 +58,26 @@ pub fn digest_encoding(encoding: &[u8]) -> Digest {
 #[must_use]
 pub fn digest_encodings(buffer: &[u8], ends: &[usize], threads: usize) -> Vec<Digest> {
     let starts = std::iter::once(0).chain(ends.iter().copied());
-    let spans: Vec<(usize, usize)> = starts.zip(ends.iter().copied()).collect();
-    let hash_all = |spans: &[(usize, usize)], out: &mut [Digest]| {
-        // The spans are the encodings' own bounds, made above from `ends`.
-        let inputs: Vec<&[u8]> = spans.iter().map(|&(a, b)| &buffer[a..b]).collect();
-        out.copy_from_slice(&lanes::keyed_hash_many(&MESSAGE_KEY, &inputs));
-    };
-    let mut out = vec![[0u8; 32]; spans.len()];
+    // The encodings' own bounds, made from `ends`.
+    let inputs: Vec<&[u8]> = starts
+        .zip(ends.iter().copied())
+        .map(|(a, b)| &buffer[a..b])
+        .collect();
     let threads = worth_threads(buffer.len(), threads);
     if threads == 1 {
-        hash_all(&spans, &mut out);
-        return out;
+        return lanes::keyed_hash_many(&MESSAGE_KEY, &inputs);
     }
-    let per = spans.len().div_ceil(threads).max(1);
+    let per = inputs.len().div_ceil(threads).max(1);
     std::thread::scope(|scope| {
-        for (chunk_in, chunk_out) in spans.chunks(per).zip(out.chunks_mut(per)) {
-            scope.spawn(move || hash_all(chunk_in, chunk_out));
-        }
-    });
-    out
+        let parts: Vec<_> = inputs
+            .chunks(per)
+            .map(|part| scope.spawn(move || lanes::keyed_hash_many(&MESSAGE_KEY, part)))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|part| part.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
 }
 
 /// Threads pay for themselves only past roughly 256 KB of input.
@@ -163,6 +164,16 @@ mod tests {
         assert_eq!(message_digests(&msgs, 1), message_digests(&msgs, 2));
         assert_eq!(message_digests(&msgs, 4), message_digests(&msgs, 1));
         assert_eq!(message_digests(&[], 2), Vec::<Digest>::new());
+        // 600 KB of encodings: past the size from which threads are used.
+        let long: Vec<Message> = (0..300)
+            .map(|i| Message::User {
+                content: format!("{i} {}", "x".repeat(2_000)).into(),
+            })
+            .collect();
+        let alone: Vec<Digest> = long.iter().map(message_digest).collect();
+        for threads in [1, 2, 3, 4] {
+            assert_eq!(message_digests(&long, threads), alone, "{threads} threads");
+        }
     }
 
     #[test]

@@ -546,14 +546,6 @@ mod tests {
     }
 
     #[test]
-    fn few_inputs_and_none() {
-        assert!(keyed_hash_many(&KEY, &[]).is_empty());
-        let owned = [input(3000, 1), input(0, 2)];
-        let inputs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
-        assert_eq!(keyed_hash_many(&KEY, &inputs), one_at_a_time(&inputs));
-    }
-
-    #[test]
     fn left_subtrees_are_the_largest_power_of_two_below() {
         let seen: Vec<usize> = (2..=9).map(left_chunks).collect();
         assert_eq!(seen, [1, 2, 2, 4, 4, 4, 4, 8]);
