@@ -1,8 +1,8 @@
 //! Criterion benches of the core: per-message digest of a 1.6 KB message (the
 //! floor of any per-prefix scheme), batch digests on 1 and 2 threads, keyed
 //! BLAKE3 of 2,000 message-sized inputs through the lanes against one at a
-//! time, and the chain step. The Python-side comparison against a pure-Python chain lives in
-//! benches/ (pytest-benchmark).
+//! time, and the chain step. The Python-side comparison against a pure-Python
+//! chain lives in benches/ (pytest-benchmark).
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use thinkseal_core::model::{Block, Message, Part, ToolCall};
