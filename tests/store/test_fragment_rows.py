@@ -170,6 +170,9 @@ def test_malformed_fragment_rows_are_passed_over(store: Any, backend: Backend) -
         )
         backend.sql("INSERT INTO thinkseal_fragments VALUES (?, ?, ?, ?, ?, ?, ?)", (sid, T1, b"\xff", 0, 2, b"e", 7))
         backend.sql("INSERT INTO thinkseal_fragments VALUES (?, ?, ?, ?, ?, ?, ?)", (sid, "text", K1, 0, 2, b"e", b"d"))
+        # Its data is text, not a blob (read through a blob handle otherwise).
+        backend.sql("INSERT INTO thinkseal_fragments VALUES (?, ?, ?, ?, ?, ?, ?)", (sid, T1, K2, 0, 2, b"entry", "d"))
+        index.append((T1, K2, 0, 2, b"entry"))  # the index does not read the data
     else:
         client = backend.redis()
         client.hset(backend.key(sid, "fe"), mapping={b"garbage": b"2:entry", b"9:\x00target-18:messages1": b"x"})
@@ -201,7 +204,7 @@ BIG = bytes(range(256)) * (3 * FRAGMENT_PART // 256) + b"tail"  # three parts an
 
 
 def test_data_of_several_parts_is_read_back_whole_and_leaves_no_parts_behind(store: Any, backend: Backend) -> None:
-    parts = 1 if backend.name == "sqlite" else 4  # SQLite reads a row's data whole through its memory map
+    parts = 1 if backend.name == "sqlite" else 4  # SQLite reads a row's data whole through a blob handle
     sid = store.create(Conversation(plain(6)))
     store._put_fragment(sid, T1, K1, 0, 2, b"entry", BIG)
     assert store._fragments(sid, T1) == [(K1, 0, 2, b"entry", BIG)]
