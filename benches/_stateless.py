@@ -228,8 +228,8 @@ def fragment_ratio(store: Store, session_id: str) -> float:
             checked = read_entry(target, wire_key, start, end, entry, store._fragment_key)
             read = None if checked is None else read_data(checked, data)
             assert read is not None, "a fragment row the worker wrote does not check"
-            stored += len(entry) + len(data)
-            replaced += len(read.run)
+            stored += len(entry) + sum(map(len, data))
+            replaced += sum(map(len, read.wire))
     return stored / replaced
 
 

@@ -13,6 +13,7 @@ import contextlib
 import json
 from array import array
 from collections.abc import Callable, Mapping
+from itertools import accumulate
 from typing import Any
 
 import thinkseal
@@ -245,18 +246,44 @@ _FRAGMENT_CHAINS = (b"a" * 32, b"b" * 32)
 def fragments(data: bytes) -> None:
     """The bytes as a fragment row's data, with a check made for them (the
     check's key is public: anyone who writes the store can make one), read
-    back: a ``Data`` that holds together, or None; never an exception."""
-    from thinkseal.store._fragments import OPEN_KEY, Data, data_check, encode, read_data, read_entry  # noqa: PLC0415 - the store's only
+    back whole and cut into parts (of 1 to 64 bytes, by the first byte): the
+    same ``Data`` that holds together, or None both ways; never an exception.
+    The wire runs a cache keeps of it are its wire messages, each once."""
+    from thinkseal.store._fragments import (  # noqa: PLC0415 - the store's only
+        OPEN_KEY,
+        Data,
+        data_check,
+        encode,
+        read_data,
+        read_entry,
+        wire_runs,
+    )
 
-    empty = Data(b"", array("I"), None, b"\0" * 3, b"c" * 96, array("q"))
+    empty = Data((), array("I"), None, b"\0" * 3, b"c" * 96, array("q"))
     entry, _ = encode(_FRAGMENT_TARGET, "messages", 10, 13, 13, _FRAGMENT_CHAINS, [], empty, OPEN_KEY)
     checked = read_entry(_FRAGMENT_TARGET, "messages", 10, 13, entry, OPEN_KEY)
     assert checked is not None
-    read = read_data(checked._replace(data_check=data_check(checked, data)), data)
-    if read is not None:
-        assert len(read.run) == sum(read.sizes) + max(len(read.sizes) - 1, 0), "the run is not its sizes"
-        assert len(read.codes) == 3, "the reason codes are not the range's"
-        assert len(read.chain) == 96, "the chain values are not the range's"
+    checked = checked._replace(data_check=data_check(checked, [data]))
+    read = read_data(checked, [data])
+    size = 1 + (data[0] % 64 if data else 0)
+    parts = [data[i : i + size] for i in range(0, len(data), size)] or [b""]
+    in_parts = read_data(checked, parts)
+    assert (read is None) == (in_parts is None), "read whole and in parts differ"
+    if read is None or in_parts is None:
+        return
+    wire = b"".join(read.wire)
+    assert len(wire) == sum(read.sizes) + max(len(read.sizes) - 1, 0), "the wire messages are not their sizes"
+    assert b"".join(in_parts.wire) == wire, "read in parts, the wire messages differ"
+    assert (in_parts.sizes, in_parts.codes, in_parts.chain) == (read.sizes, read.codes, read.chain)
+    assert len(read.codes) == 3, "the reason codes are not the range's"
+    assert len(read.chain) == 96, "the chain values are not the range's"
+    ends = array("q", accumulate(read.sizes))
+    runs = wire_runs(in_parts.wire, ends, 0, len(read.sizes)) if read.sizes else []
+    assert [i for i, _ in runs] == sorted({i for i, _ in runs}), "the runs are out of order"
+    # ``wire_runs`` takes the byte between two messages to be the comma that
+    # ``encode`` writes there (a row that checks was written by a holder of the key).
+    if all(wire[end + i : end + i + 1] == b"," for i, end in enumerate(ends[:-1])):
+        assert b",".join(bytes(run) for _, run in runs) == wire, "the runs are not the wire messages"
 
 
 def _targets() -> dict[str, Callable[[bytes], None]]:

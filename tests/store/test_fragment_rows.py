@@ -37,6 +37,13 @@ def put(store: Any, session_id: str, target: bytes, wire_key: str, start: int, e
     store._put_fragment(session_id, target, wire_key, start, end, entry, data)
 
 
+def read_back(store: Any, session_id: str, target: bytes) -> list[tuple[str, int, int, bytes, bytes]]:
+    """``store._fragments``, each row's data parts joined (the parts are a list of bytes)."""
+    rows = store._fragments(session_id, target)
+    assert all(type(data) is list and all(type(p) is bytes for p in data) for *_, data in rows)
+    return [(*row[:4], b"".join(row[4])) for row in rows]
+
+
 def starts(store: Any, session_id: str, target: bytes, wire_key: str) -> list[int]:
     return sorted(s for t, k, s, _, _ in store._fragment_index(session_id) if (t, k) == (target, wire_key))
 
@@ -51,12 +58,12 @@ def test_fragments_are_read_back_with_and_without_their_data(store: Any) -> None
         (T1, K2, 0, 4, b"entry 0-4"),
         (T2, K1, 2, 4, b"entry 2-4"),
     ]
-    assert sorted(store._fragments(sid, T1)) == [
+    assert sorted(read_back(store, sid, T1)) == [
         (K1, 0, 2, b"entry 0-2", b"data 0-2" * 3),
         (K2, 0, 4, b"entry 0-4", b"data 0-4" * 3),
     ]
-    assert store._fragments(sid, T2) == [(K1, 2, 4, b"entry 2-4", b"data 2-4" * 3)]
-    assert store._fragments(sid, b"target") == []  # a prefix of a stored target is another target
+    assert read_back(store, sid, T2) == [(K1, 2, 4, b"entry 2-4", b"data 2-4" * 3)]
+    assert read_back(store, sid, b"target") == []  # a prefix of a stored target is another target
     assert store._fragment_index(store.create()) == []
 
 
@@ -65,7 +72,7 @@ def test_a_fragment_at_the_same_start_replaces_the_one_there(store: Any) -> None
     put(store, sid, T1, K1, 1, 2)
     put(store, sid, T1, K1, 1, 3, tag=" again")
     assert store._fragment_index(sid) == [(T1, K1, 1, 3, b"entry 1-3 again")]
-    assert store._fragments(sid, T1) == [(K1, 1, 3, b"entry 1-3 again", b"data 1-3 again" * 3)]
+    assert read_back(store, sid, T1) == [(K1, 1, 3, b"entry 1-3 again", b"data 1-3 again" * 3)]
 
 
 def test_a_fragment_merges_the_rows_starting_strictly_inside_it(store: Any) -> None:
@@ -79,7 +86,7 @@ def test_a_fragment_merges_the_rows_starting_strictly_inside_it(store: Any) -> N
     put(store, sid, T1, K1, 0, 5, tag=" merged")
     # 1, 2 and 4 lie inside (0, 5): merged; 0 is replaced; 5 (the end) and 6 stay
     assert starts(store, sid, T1, K1) == [0, 5, 6]
-    assert sorted(f for f in store._fragments(sid, T1) if f[0] == K1) == [
+    assert sorted(f for f in read_back(store, sid, T1) if f[0] == K1) == [
         (K1, 0, 5, b"entry 0-5 merged", b"data 0-5 merged" * 3),
         (K1, 5, 6, b"entry 5-6", b"data 5-6" * 3),
         (K1, 6, 7, b"entry 6-7", b"data 6-7" * 3),
@@ -118,7 +125,7 @@ def test_replacing_a_session_deletes_its_fragments(store: Any, backend: Backend)
     put(store, sid, T2, K2, 2, 4)
     assert store.replace(sid, Conversation(plain(3)), expected_length=4) == 3
     assert store._fragment_index(sid) == []
-    assert store._fragments(sid, T1) == []
+    assert read_back(store, sid, T1) == []
     assert fragment_count(backend, sid) == 0
     put(store, sid, T1, K1, 0, 3)  # the session is still there to take new ones
     assert store._fragment_index(sid) == [(T1, K1, 0, 3, b"entry 0-3")]
@@ -131,7 +138,7 @@ def test_a_fork_copies_no_fragments(store: Any) -> None:
     fork = store.fork(sid, length=4)
     assert store.load(fork) == Conversation(plain(4))
     assert store._fragment_index(fork) == []
-    assert store._fragments(fork, T1) == []
+    assert read_back(store, fork, T1) == []
     assert starts(store, sid, T1, K1) == [0, 2]
 
 
@@ -180,7 +187,7 @@ def test_malformed_fragment_rows_are_passed_over(store: Any, backend: Backend) -
         client.close()
         index.append((T1, K2, 0, 2, b"entry"))  # the index does not read the data
     assert store._fragment_index(sid) == index
-    assert store._fragments(sid, T1) == [(K1, 0, 2, b"entry 0-2", b"data 0-2" * 3)]
+    assert read_back(store, sid, T1) == [(K1, 0, 2, b"entry 0-2", b"data 0-2" * 3)]
 
 
 def stored_values(backend: Backend, session_id: str) -> int:
@@ -207,17 +214,18 @@ def test_data_of_several_parts_is_read_back_whole_and_leaves_no_parts_behind(sto
     parts = 1 if backend.name == "sqlite" else 4  # SQLite reads a row's data whole through a blob handle
     sid = store.create(Conversation(plain(6)))
     store._put_fragment(sid, T1, K1, 0, 2, b"entry", BIG)
-    assert store._fragments(sid, T1) == [(K1, 0, 2, b"entry", BIG)]
+    assert read_back(store, sid, T1) == [(K1, 0, 2, b"entry", BIG)]
+    assert [len(row[4]) for row in store._fragments(sid, T1)] == [parts]  # read as stored, not joined
     assert store._fragment_index(sid) == [(T1, K1, 0, 2, b"entry")]
     assert stored_values(backend, sid) == parts
     put(store, sid, T1, K1, 0, 2)  # the same start, one part: the four are replaced
-    assert store._fragments(sid, T1) == [(K1, 0, 2, b"entry 0-2", b"data 0-2" * 3)]
+    assert read_back(store, sid, T1) == [(K1, 0, 2, b"entry 0-2", b"data 0-2" * 3)]
     assert stored_values(backend, sid) == 1
     store._put_fragment(sid, T1, K1, 2, 4, b"entry", BIG)
     store._put_fragment(sid, T1, K2, 2, 4, b"other", BIG + b"!")
     assert stored_values(backend, sid) == 1 + 2 * parts
     put(store, sid, T1, K1, 0, 6)  # merges the row at 2: its parts go with it
-    assert store._fragments(sid, T1) == [
+    assert read_back(store, sid, T1) == [
         (K1, 0, 6, b"entry 0-6", b"data 0-6" * 3),
         (K2, 2, 4, b"other", BIG + b"!"),
     ]
@@ -239,7 +247,7 @@ def test_a_row_with_a_part_missing_is_passed_over(store: Any, backend: Backend) 
     else:
         table = f'"{backend.namespace}".thinkseal_fragment_parts'
         backend.sql(f"DELETE FROM {table} WHERE session_id = ? AND wire_key = ? AND part = 2", (sid, K1))
-    assert store._fragments(sid, T1) == [(K2, 0, 2, b"kept", BIG)]
+    assert read_back(store, sid, T1) == [(K2, 0, 2, b"kept", BIG)]
     assert len(store._fragment_index(sid)) == 2  # the index does not read the data
 
 
@@ -252,6 +260,6 @@ def test_a_redis_row_claiming_countless_parts_is_passed_over_and_replaced(store:
     client.hset(backend.key(sid, "fd"), field, b"data")
     client.close()
     assert store._fragment_index(sid) == []
-    assert store._fragments(sid, T1) == []
+    assert read_back(store, sid, T1) == []
     put(store, sid, T1, K1, 0, 2)  # the script deletes at most FRAGMENT_MAX_PARTS parts of the old row
-    assert store._fragments(sid, T1) == [(K1, 0, 2, b"entry 0-2", b"data 0-2" * 3)]
+    assert read_back(store, sid, T1) == [(K1, 0, 2, b"entry 0-2", b"data 0-2" * 3)]

@@ -23,7 +23,7 @@ import thinkseal
 from thinkseal import AssistantMessage, Conversation, Origin, SystemMessage, ThinkingBlock, UserMessage
 from thinkseal._errors import ConflictError
 from thinkseal.providers import PROVIDER_IDS
-from thinkseal.store import _lazy
+from thinkseal.store import _codec, _lazy
 from thinkseal.store._fragments import OPEN_KEY, encode, read_data, read_entry
 from thinkseal.testing import respond
 
@@ -113,7 +113,7 @@ def edit_fragment(backend: Backend, store: Any, session_id: str, column: str, ch
     target, wire_key, start, _, _ = max(fragment_rows(store, session_id), key=lambda r: r[3] - r[2])
     rows = store._fragments(session_id, target)
     _, _, _, entry, data = next(r for r in rows if r[0] == wire_key and r[1] == start)
-    old = entry if column == "entry" else data
+    old = entry if column == "entry" else b"".join(data)
     new = change(old)
     if backend.name == "redis":
         client = backend.redis()
@@ -187,7 +187,7 @@ def test_another_targets_fragments_made_from_other_rows_are_never_sent(backend: 
     assert model_b.content == fresh_claude(mine, "claude-b")
     for target, wire_key, start, end, entry in fragment_rows(store, one):
         data = next(r[4] for r in store._fragments(one, target) if r[0] == wire_key and r[1] == start)
-        store._put_fragment(two, target, wire_key, start, end, entry, data)
+        store._put_fragment(two, target, wire_key, start, end, entry, b"".join(data))
     assert claude_body(store.load(two, lazy=True)) == fresh_claude(mine, CLAUDE.model)
 
 
@@ -201,10 +201,13 @@ def forge(store: Any, session_id: str, key: bytes, change: Callable[[bytes], byt
         raw = next(r[4] for r in store._fragments(session_id, target) if r[0] == wire_key and r[1] == start)
         data = read_data(entry, raw)
         assert data is not None
-        run = change(bytes(data.run))
-        assert len(run) == len(data.run)
+        wire = b"".join(data.wire)
+        run = change(wire)
+        assert len(run) == len(wire)
         chains = (entry.row_chain_start, entry.row_chain_end)
-        forged = encode(target, wire_key, start, end, entry.seen, chains, entry.systems, data._replace(run=run), key)
+        forged = encode(
+            target, wire_key, start, end, entry.seen, chains, entry.systems, data._replace(wire=(run,)), key
+        )
         store._put_fragment(session_id, target, wire_key, start, end, *forged)
 
 
@@ -272,7 +275,7 @@ def test_fragments_made_from_other_rows_are_never_sent(backend: Backend, caplog:
     index = fragment_rows(store, one)
     for target, wire_key, start, end, entry in index:
         data = next(r[4] for r in store._fragments(one, target) if r[0] == wire_key and r[1] == start)
-        store._put_fragment(two, target, wire_key, start, end, entry, data)
+        store._put_fragment(two, target, wire_key, start, end, entry, b"".join(data))
     caplog.set_level(logging.WARNING, logger="thinkseal.store")
     assert claude_body(store.load(two, lazy=True)) == claude_body(second)
 
@@ -407,6 +410,37 @@ def test_a_load_and_prepare_after_k_new_turns_costs_o_k(
     assert seen[20] == seen[200]
 
 
+@pytest.mark.parametrize("backend", ["postgres", "redis"], indirect=True)
+@pytest.mark.parametrize("part", [13, 1_000])
+def test_rows_read_in_small_parts_give_the_same_bodies(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch, part: int
+) -> None:
+    # Fragment data stored in parts of ``part`` bytes: the row's header and its
+    # wire messages cut anywhere, read as the parts (never joined), and the
+    # body the same as a fresh one's; mapping only the new turns.
+    monkeypatch.setattr(_codec, "FRAGMENT_PART", part)
+    store, writer = backend.store(), backend.store()
+    conv = long_conversation(30, pad=" lorem ipsum" * 3)
+    session_id = store.create(conv)
+    assert claude_body(store.load(session_id, lazy=True)) == claude_body(conv)  # maps all, writes fragments
+    for target, wire_key, start, end, raw_entry in fragment_rows(store, session_id):
+        entry = read_entry(target, wire_key, start, end, raw_entry, OPEN_KEY)
+        assert entry is not None
+        parts = next(r[4] for r in store._fragments(session_id, target) if (r[0], r[1]) == (wire_key, start))
+        assert len(parts) > 1
+        data = read_data(entry, parts)
+        assert data is not None
+        assert len(data.wire) > 1
+    longer = respond(conv, CLAUDE, AssistantMessage("more", [], [ThinkingBlock.Text("t", "s")])).append(
+        UserMessage("n")
+    )
+    writer.append(session_id, list(longer)[len(conv) :], expected_length=len(conv))
+    with monkeypatch.context() as patched:
+        counts = Counts(patched)
+        assert claude_body(store.load(session_id, lazy=True)) == claude_body(longer)
+    assert counts.mapped <= 2 + 4 + _lazy.LOOK_BACK
+
+
 def test_stored_fragments_cost_at_most_1_2x_the_wire_bytes_they_replace(backend: Backend) -> None:
     # At the benchmarks' message size (about 1.6 KB of wire JSON a message): a
     # fragment row adds 37 bytes a message (its chain value, reason code and
@@ -424,9 +458,10 @@ def test_stored_fragments_cost_at_most_1_2x_the_wire_bytes_they_replace(backend:
             assert checked is not None
             read = read_data(checked, data)
             assert read is not None
-            assert bytes(read.run) in req.content  # what a body takes from the row, as it is
-            stored += len(entry) + len(data)
-            replaced += len(read.run)
+            wire = b"".join(read.wire)
+            assert wire in req.content  # what a body takes from the row, as it is
+            stored += len(entry) + sum(map(len, data))
+            replaced += len(wire)
     assert replaced > 0.9 * len(req.content)
     assert stored <= 1.2 * replaced, (stored, replaced)
 

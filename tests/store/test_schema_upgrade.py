@@ -19,7 +19,7 @@ from thinkseal.store import SQLiteStore, _codec
 
 from .conftest import Backend, Blocking
 from .histories import CLAUDE, plain, sealed_conversation
-from .test_fragment_rows import BIG, K1, T1, put, stored_values
+from .test_fragment_rows import BIG, K1, T1, put, read_back, stored_values
 
 # The message and context tables, unchanged since the first release, verbatim.
 SQLITE_MESSAGES_AND_CONTEXTS = """
@@ -256,7 +256,7 @@ def test_a_sqlite_database_with_the_first_fragments_table_gets_the_keyed_one_on_
         assert store.load(sid) == Conversation(plain(3))
         put(store, sid, T1, K1, 0, 2)
         put(store, sid, T1, K1, 0, 2, tag="again")  # the key index keeps one row per key
-        assert store._fragments(sid, T1) == [(K1, 0, 2, b"entry 0-2again", b"data 0-2again" * 3)]
+        assert read_back(store, sid, T1) == [(K1, 0, 2, b"entry 0-2again", b"data 0-2again" * 3)]
         with sqlite3.connect(path) as conn:
             (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'thinkseal_fragments'").fetchone()
             plan = conn.execute(
@@ -278,9 +278,9 @@ def test_a_redis_row_of_the_first_form_reads_as_one_part(store: Any, backend: Ba
     client.hset(backend.key(sid, "fe"), field, b"2:entry")
     client.hset(backend.key(sid, "fd"), field, b"data")
     client.close()
-    assert store._fragments(sid, T1) == [(K1, 0, 2, b"entry", b"data")]
+    assert read_back(store, sid, T1) == [(K1, 0, 2, b"entry", b"data")]
     store._put_fragment(sid, T1, K1, 0, 2, b"entry", BIG)  # rewritten in parts
-    assert store._fragments(sid, T1) == [(K1, 0, 2, b"entry", BIG)]
+    assert read_back(store, sid, T1) == [(K1, 0, 2, b"entry", BIG)]
     assert stored_values(backend, sid) == 4
 
 
@@ -294,7 +294,7 @@ def test_a_postgres_schema_without_the_parts_table_gets_it_on_open(store: Any, b
         f"INSERT INTO {schema}.thinkseal_fragments VALUES (?, ?, ?, 0, 2, ?, ?)", (sid, T1, K1, b"entry", b"whole")
     )
     reopened = backend.store()
-    assert reopened._fragments(sid, T1) == [(K1, 0, 2, b"entry", b"whole")]
+    assert read_back(reopened, sid, T1) == [(K1, 0, 2, b"entry", b"whole")]
     reopened._put_fragment(sid, T1, K1, 0, 2, b"entry", BIG)
-    assert reopened._fragments(sid, T1) == [(K1, 0, 2, b"entry", BIG)]
+    assert read_back(reopened, sid, T1) == [(K1, 0, 2, b"entry", BIG)]
     assert stored_values(backend, sid) == 4

@@ -21,6 +21,7 @@ from .._messages import Message
 from ._codec import (
     CHAIN_START,
     ContextRow,
+    FragmentRow,
     Head,
     Integrity,
     MessageRow,
@@ -296,9 +297,10 @@ class Store(abc.ABC):
         end, entry)``, without their data (small: read on every lazy load)."""
 
     @abc.abstractmethod
-    def _fragments(self, session_id: str, target: bytes) -> list[tuple[str, int, int, bytes, bytes]]:
+    def _fragments(self, session_id: str, target: bytes) -> list[FragmentRow]:
         """The session's fragment rows of ``target`` as ``(wire_key, start,
-        end, entry, data)``."""
+        end, entry, data)``, the data as the list of parts it was read in
+        (``data_parts``; one part on SQLite), never joined."""
 
     @abc.abstractmethod
     def _put_fragment(

@@ -468,7 +468,8 @@ def row_slices(session_id: str, start: int, end: int, raw: list[Any], row_of: Ro
 
 
 FragmentIndex = tuple[bytes, str, int, int, bytes]
-FragmentRow = tuple[str, int, int, bytes, bytes]
+# (wire key, start, stop, entry, the data's parts as read: one on SQLite)
+FragmentRow = tuple[str, int, int, bytes, list[bytes]]
 
 
 def fragment_index_of(row: Sequence[Any]) -> FragmentIndex | None:
@@ -491,12 +492,12 @@ def fragment_index_of(row: Sequence[Any]) -> FragmentIndex | None:
 
 
 def fragment_rows(target: bytes, rows: Iterable[Sequence[Any]]) -> list[FragmentRow]:
-    """The rows ``(wire key, start, stop, entry, data)`` of ``target`` that read
-    (``fragment_index_of``; the data bytes)."""
+    """The rows ``(wire key, start, stop, entry, data parts)`` of ``target``
+    that read (``fragment_index_of``; the data a list of bytes, ``data_parts``)."""
     found: list[FragmentRow] = []
     for wire_key, start, stop, entry, data in rows:
         index = fragment_index_of((target, wire_key, start, stop, entry))
-        if index is not None and type(data) is bytes:
+        if index is not None and type(data) is list:
             found.append((index[1], start, stop, entry, data))
     return found
 
@@ -518,16 +519,18 @@ def fragment_parts(data: bytes) -> list[bytes]:
     return [data[i : i + FRAGMENT_PART] for i in range(0, len(data), FRAGMENT_PART)] or [b""]
 
 
-def joined_parts(parts: Iterable[tuple[int, object]]) -> bytes | None:
-    """The data of a fragment row from its parts ``(number, bytes)`` in order,
+def data_parts(parts: Iterable[tuple[int, object]]) -> list[bytes] | None:
+    """The parts of a fragment row's data from ``(number, bytes)`` in order,
     or None unless they are exactly parts 0, 1, 2, ... of bytes (a part
-    missing or of another type: the row is passed over, as any that does not read)."""
+    missing or of another type: the row is passed over, as any that does not
+    read). They are checked and read as they are, never joined
+    (``_fragments.read_data``)."""
     pieces: list[bytes] = []
     for number, part in parts:
         if number != len(pieces) or type(part) is not bytes:
             return None
         pieces.append(part)
-    return b"".join(pieces) if pieces else None  # one part: join hands that part back, uncopied
+    return pieces or None
 
 
 def metadata_of(session_id: str, stored: object) -> Mapping[str, Any]:

@@ -31,6 +31,7 @@ import itertools
 import struct
 import sys
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from itertools import accumulate
 from typing import Final, NamedTuple
@@ -53,6 +54,7 @@ __all__ = [
     "read_data",
     "read_entry",
     "target_of",
+    "wire_runs",
 ]
 
 ENTRY_VERSION: Final = 1
@@ -104,10 +106,12 @@ class Entry(NamedTuple):
 
 
 class Data(NamedTuple):
-    """A fragment row's data: its wire messages joined by commas (``run``) and
-    their sizes, their tallies, and the replay decisions of its messages."""
+    """A fragment row's data: its wire messages joined by commas, as the
+    buffers they were read in (``wire``: cut anywhere, a message too; one
+    buffer for a row being written), their sizes, their tallies, and the
+    replay decisions of its messages."""
 
-    run: bytes
+    wire: tuple[bytes | memoryview, ...]
     sizes: array[int]
     tallies: list[int] | None
     codes: bytes
@@ -153,23 +157,26 @@ def encode(
     key: bytes,
 ) -> tuple[bytes, bytes]:
     """The (entry, data) bytes of a fragment row, checked under ``key``."""
-    parts = [_DATA.pack(len(data.sizes), data.tallies is not None, len(data.turns)), _little(data.sizes)]
+    parts: list[bytes | memoryview] = [
+        _DATA.pack(len(data.sizes), data.tallies is not None, len(data.turns)),
+        _little(data.sizes),
+    ]
     if data.tallies is not None:
         parts.append(_little(array("q", data.tallies)))
-    parts += [_little(data.turns), data.codes, data.chain, data.run]
+    parts += [_little(data.turns), data.codes, data.chain, *data.wire]
     blob = b"".join(parts)
     body = _entry_body(start, end, seen, row_chains, systems)
-    body += _data_check(key, target, wire_key, body, blob)
+    body += _data_check(key, target, wire_key, body, [blob])
     return body + _core.fragment_check(key, _entry_header(target, wire_key, body), b""), blob
 
 
-def _data_check(key: bytes, target: bytes, wire_key: str, fields: bytes, data: bytes) -> bytes:
-    return _core.fragment_check(key, _fields(b"data", target, wire_key.encode(), fields), data)
+def _data_check(key: bytes, target: bytes, wire_key: str, fields: bytes, parts: list[bytes]) -> bytes:
+    return _core.fragment_check_parts(key, _fields(b"data", target, wire_key.encode(), fields), parts)
 
 
-def data_check(entry: Entry, data: bytes) -> bytes:
-    """The check ``entry``'s row's data must have to be read."""
-    return _data_check(entry.key, entry.target, entry.wire_key, entry.fields, data)
+def data_check(entry: Entry, parts: list[bytes]) -> bytes:
+    """The check ``entry``'s row's data (its ``parts`` joined) must have to be read."""
+    return _data_check(entry.key, entry.target, entry.wire_key, entry.fields, parts)
 
 
 def read_entry(target: object, wire_key: object, start: object, end: object, raw: object, key: bytes) -> Entry | None:
@@ -194,8 +201,10 @@ def read_entry(target: object, wire_key: object, start: object, end: object, raw
 
 
 def read_data(entry: Entry, raw: object) -> Data | None:
-    """The data of ``entry``'s row, or None when it does not check or is malformed."""
-    if type(raw) is not bytes:
+    """The data of ``entry``'s row from the parts it was read in (a list of
+    bytes, checked and read as they are, not joined), or None when it does
+    not check or is malformed."""
+    if type(raw) is not list or not raw or any(type(part) is not bytes for part in raw):
         return None
     if data_check(entry, raw) != entry.data_check:
         return None
@@ -205,29 +214,101 @@ def read_data(entry: Entry, raw: object) -> Data | None:
         return None
 
 
-def _parsed(entry: Entry, raw: bytes) -> Data | None:
-    wires, tallied, turn_count = _DATA.unpack_from(raw)
-    view = memoryview(raw)
-    at = _DATA.size
+def _parsed(entry: Entry, parts: list[bytes]) -> Data | None:
+    wires, tallied, turn_count = _DATA.unpack_from(_leading(parts, _DATA.size))
     messages = entry.end - entry.start
-    sizes = _array("I", view[at : at + 4 * wires])
+    size = _DATA.size + (12 if tallied else 4) * wires + 8 * turn_count + 33 * messages
+    head = _leading(parts, size)
+    at = _DATA.size
+    sizes = _array("I", head[at : at + 4 * wires])
     at += 4 * wires
     tallies = None
     if tallied:
-        tallies = list(_array("q", view[at : at + 8 * wires]))
+        tallies = list(_array("q", head[at : at + 8 * wires]))
         at += 8 * wires
-    turns = _array("q", view[at : at + 8 * turn_count])
+    turns = _array("q", head[at : at + 8 * turn_count])
     at += 8 * turn_count
-    codes = raw[at : at + messages]
-    chain = raw[at + messages : at + 33 * messages]
-    at += 33 * messages
+    codes = bytes(head[at : at + messages])
+    chain = bytes(head[at + messages : at + 33 * messages])
     commas = max(wires - 1, 0)
-    if len(sizes) != wires or len(turns) != turn_count or len(chain) != 32 * messages:
+    if len(head) != size or sum(map(len, parts)) != size + sum(sizes) + commas:
         return None
-    if at + sum(sizes) + commas != len(raw) or (turns and (turns[0] < entry.start or turns[-1] >= entry.end)):
+    if turns and (turns[0] < entry.start or turns[-1] >= entry.end):
         return None
-    # A view into the row's bytes, not a copy: a body joins it as it is.
-    return Data(view[at:], sizes, tallies, codes, chain, turns)  # type: ignore[arg-type]
+    # Views into the parts as read, not a copy: a body joins them as they are.
+    return Data(_after(parts, size), sizes, tallies, codes, chain, turns)
+
+
+def _leading(parts: list[bytes], size: int) -> memoryview:
+    """The first ``size`` bytes of the parts joined (fewer when they are
+    shorter): a view into the first part, which holds them unless something
+    else than ``encode`` cut the data."""
+    first = memoryview(parts[0])
+    if len(first) >= size or len(parts) == 1:
+        return first[:size]
+    taken: list[bytes] = []
+    held = 0
+    for part in parts:  # the parts that hold them, joined
+        taken.append(part)
+        held += len(part)
+        if held >= size:
+            break
+    return memoryview(b"".join(taken))[:size]
+
+
+def _after(parts: list[bytes], size: int) -> tuple[memoryview, ...]:
+    """The parts joined, past their first ``size`` bytes, as views into the parts."""
+    out: list[memoryview] = []
+    for part in parts:
+        view = memoryview(part)
+        out.append(view[size:])
+        size = max(size - len(view), 0)
+    return tuple(v for v in out if len(v))
+
+
+def wire_runs(wire: Sequence[bytes | memoryview], sizes: array[int], first: int, count: int) -> list[tuple[int, bytes]]:
+    """Wire messages ``first..first+count`` of a restored cache, joined by
+    commas in the buffers ``wire`` (cut anywhere), as the runs a ``WireCache``
+    keeps: (index of the run's first message, its messages joined by commas),
+    each a view into one buffer, and a message cut by a buffer's end copied
+    whole into a run of its own. ``sizes`` is the cache's running size of its
+    wire messages (``WireCache.sizes``), which places each one. Nothing is
+    read or copied but the cut messages: a bisection per buffer. The byte
+    between two messages at a cut is taken to be the comma ``encode`` writes
+    there (the data checked: its writer holds the key)."""
+    if len(wire) == 1:
+        return [(first, wire[0])]  # type: ignore[list-item]
+    base = sizes[first - 1] if first else 0
+
+    def end_of(i: int) -> int:  # where wire message i ends, counted from the row's first wire byte
+        return sizes[i] - base + i - first
+
+    runs: list[tuple[int, bytes]] = []
+    cut: list[bytes | memoryview] = []  # the pieces so far of a message cut by buffer ends
+    i, stop, at = first, first + count, 0
+    for buffer in wire:
+        view = memoryview(buffer)
+        start, at = at, at + len(view)
+        if cut:
+            end = end_of(i)
+            if end > at:
+                cut.append(view)
+                continue
+            cut.append(view[: end - start])
+            runs.append((i, b"".join(cut)))
+            cut = []
+            i += 1
+        if i == stop:
+            continue
+        begins = end_of(i - 1) + 1 if i > first else 0
+        last = i + bisect_right(range(i, stop), at, key=end_of) - 1  # the last message ending in this buffer
+        if last >= i:
+            runs.append((i, view[begins - start : end_of(last) - start]))  # type: ignore[arg-type]
+            i = last + 1
+            begins = end_of(last) + 1
+        if i < stop and begins < at:
+            cut = [view[begins - start :]]
+    return runs
 
 
 def chains_of(entries: Iterable[Entry]) -> dict[tuple[bytes, str], list[Entry]]:
@@ -262,10 +343,11 @@ def restored(
         store.turns.extend(data.turns)
     for wire_key, run in runs.items():
         cache = WireCache()
+        cache.sizes = array("q", accumulate(itertools.chain.from_iterable(d.sizes for _, d in run)))
         count = 0
         for entry, data in run:
             if data.sizes:
-                cache.runs.append((count, data.run))
+                cache.runs += wire_runs(data.wire, cache.sizes, count, len(data.sizes))
             if data.tallies is not None and len(cache.totals) == count:
                 running = cache.totals[-1] if cache.totals else 0
                 cache.totals += itertools.islice(accumulate(data.tallies, initial=running), 1, None)
@@ -276,6 +358,5 @@ def restored(
             cache.totals = []
         cache.run_end = count
         cache.encoded = [None] * count  # type: ignore[list-item]
-        cache.sizes = array("q", accumulate(itertools.chain.from_iterable(d.sizes for _, d in run)))
         store.slot(wire_key, log, lambda cache=cache: cache)  # type: ignore[misc]
     return store, longest[-1][0].end

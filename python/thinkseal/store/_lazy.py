@@ -321,7 +321,7 @@ class StoredPrefix:
         turns = decisions.turns[bisect_left(decisions.turns, start) : bisect_left(decisions.turns, end)]
         pieces = cache.pieces(first, count)
         data = Data(
-            b",".join(pieces),
+            (b",".join(pieces),),
             array("I", map(len, pieces)),
             tallies,
             bytes(decisions.codes[start:end]),

@@ -30,6 +30,7 @@ from ._base import AsyncStore, Store
 from ._codec import (
     CHAIN_START,
     ContextRow,
+    FragmentRow,
     Head,
     MessageRow,
     SessionInfo,
@@ -37,12 +38,12 @@ from ._codec import (
     advance_params,
     bad_row,
     conflict,
+    data_parts,
     digest_of,
     fragment_index_of,
     fragment_parts,
     fragment_rows,
     head_of,
-    joined_parts,
     listed_id,
     listed_info,
     lost_race,
@@ -439,7 +440,7 @@ class PostgresStore(Store):
             rows = conn.execute(self._sql.fragment_index, (session_id,), binary=True).fetchall()
         return [f for f in map(fragment_index_of, rows) if f is not None]
 
-    def _fragments(self, session_id: str, target: bytes) -> list[tuple[str, int, int, bytes, bytes]]:
+    def _fragments(self, session_id: str, target: bytes) -> list[FragmentRow]:
         # No snapshot needed: a row whose parts changed between the two reads
         # does not check (docs/persistence.md, "Prepared fragments").
         with self._connection() as conn:
@@ -449,7 +450,7 @@ class PostgresStore(Store):
         for wire_key, start, number, data in parts:
             rest.setdefault((wire_key, start), []).append((number, data))
         whole = [
-            (wire_key, start, stop, entry, joined_parts([(0, data), *rest.get((wire_key, start), ())]))
+            (wire_key, start, stop, entry, data_parts([(0, data), *rest.get((wire_key, start), ())]))
             for wire_key, start, stop, entry, data in rows
         ]
         return fragment_rows(target, whole)

@@ -34,15 +34,16 @@ from ._codec import (
     CHAIN_START,
     FRAGMENT_MAX_PARTS,
     ContextRow,
+    FragmentRow,
     Head,
     MessageRow,
     SessionInfo,
     SessionNotFoundError,
     bad_row,
     conflict,
+    data_parts,
     fragment_parts,
     head_of,
-    joined_parts,
     listed_id,
     listed_info,
     lost_race,
@@ -602,7 +603,7 @@ class RedisStore(Store):
         found = [f for f in (_fragment_of(k, v) for k, v in fields.items()) if f is not None]
         return sorted(found, key=lambda f: f[:3])
 
-    def _fragments(self, session_id: str, target: bytes) -> list[tuple[str, int, int, bytes, bytes]]:
+    def _fragments(self, session_id: str, target: bytes) -> list[FragmentRow]:
         # The entries first, then every part of the data of the target's rows in
         # one HMGET: a script would copy megabytes of data through Lua (4.0 ms
         # against 0.95 for 1.7 MB here), and the two reads need no snapshot
@@ -621,9 +622,9 @@ class RedisStore(Store):
             return []
         names = [f if i == 0 else b"%s#%d" % (f, i) for f, _, parts in rows for i in range(parts)]
         values = iter(_script(session_id, lambda: self._client.hmget(data_key, names)))
-        found: list[tuple[str, int, int, bytes, bytes]] = []
+        found: list[FragmentRow] = []
         for _, index, parts in rows:
-            data = joined_parts(enumerate(list(itertools.islice(values, parts))))  # every part taken, bad or not
+            data = data_parts(enumerate(list(itertools.islice(values, parts))))  # every part taken, bad or not
             if data is not None:
                 found.append((index[1], index[2], index[3], index[4], data))
         return sorted(found, key=lambda f: f[:2])

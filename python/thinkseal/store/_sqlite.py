@@ -26,6 +26,7 @@ from ._base import AsyncStore, Store
 from ._codec import (
     CHAIN_START,
     ContextRow,
+    FragmentRow,
     Head,
     MessageRow,
     SessionInfo,
@@ -405,10 +406,10 @@ class SQLiteStore(Store):
             rows = conn.execute(_FRAGMENT_INDEX, (session_id,)).fetchall()
         return [f for f in map(fragment_index_of, rows) if f is not None]
 
-    def _fragments(self, session_id: str, target: bytes) -> list[tuple[str, int, int, bytes, bytes]]:
+    def _fragments(self, session_id: str, target: bytes) -> list[FragmentRow]:
         with self._transaction() as conn:
             rows = conn.execute(_FRAGMENTS, (session_id, target)).fetchall()
-            read = [(*row[:4], _data(conn, row[4]) if row[5] else None) for row in rows]
+            read = [(*row[:4], [_data(conn, row[4])] if row[5] else None) for row in rows]
         return fragment_rows(target, read)
 
     def _put_fragment(

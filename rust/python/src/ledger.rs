@@ -67,6 +67,27 @@ pub fn fragment_key<'py>(py: Python<'py>, secret: &[u8]) -> PyResult<Bound<'py, 
     bytes_of(py, || Ok(fragment::key(secret)))
 }
 
+/// `fragment_check` of the data that `parts` make joined, without joining
+/// them (`thinkseal_core::fragment::check_parts`).
+#[pyfunction]
+pub fn fragment_check_parts<'py>(
+    py: Python<'py>,
+    key: &[u8],
+    header: &[u8],
+    parts: &Bound<'py, PyList>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    guard(py, || {
+        let key = digest_arg(py, key, "key")?;
+        let parts = parts
+            .iter()
+            .map(|part| part.cast_into::<PyBytes>().map_err(PyErr::from))
+            .collect::<PyResult<Vec<_>>>()?;
+        let slices: Vec<&[u8]> = parts.iter().map(PyBytesMethods::as_bytes).collect();
+        let digest = py.detach(|| fragment::check_parts(&key, header, &slices));
+        Ok(PyBytes::new(py, &digest))
+    })
+}
+
 /// The check of a store's fragment row under `key` (`thinkseal_core::fragment`),
 /// hashed without the GIL: the data of a long session's row runs to megabytes.
 #[pyfunction]
