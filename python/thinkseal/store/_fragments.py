@@ -217,8 +217,8 @@ def read_data(entry: Entry, raw: object) -> Data | None:
 def _parsed(entry: Entry, parts: list[bytes]) -> Data | None:
     wires, tallied, turn_count = _DATA.unpack_from(_leading(parts, _DATA.size))
     messages = entry.end - entry.start
-    size = _DATA.size + (12 if tallied else 4) * wires + 8 * turn_count + 33 * messages
-    head = _leading(parts, size)
+    head_size = _DATA.size + (12 if tallied else 4) * wires + 8 * turn_count + 33 * messages
+    head = _leading(parts, head_size)
     at = _DATA.size
     sizes = _array("I", head[at : at + 4 * wires])
     at += 4 * wires
@@ -231,12 +231,12 @@ def _parsed(entry: Entry, parts: list[bytes]) -> Data | None:
     codes = bytes(head[at : at + messages])
     chain = bytes(head[at + messages : at + 33 * messages])
     commas = max(wires - 1, 0)
-    if len(head) != size or sum(map(len, parts)) != size + sum(sizes) + commas:
+    if len(head) != head_size or sum(map(len, parts)) != head_size + sum(sizes) + commas:
         return None
     if turns and (turns[0] < entry.start or turns[-1] >= entry.end):
         return None
     # Views into the parts as read, not a copy: a body joins them as they are.
-    return Data(_after(parts, size), sizes, tallies, codes, chain, turns)
+    return Data(_after(parts, head_size), sizes, tallies, codes, chain, turns)
 
 
 def _leading(parts: list[bytes], size: int) -> memoryview:

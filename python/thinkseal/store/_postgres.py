@@ -449,11 +449,11 @@ class PostgresStore(Store):
         rest: dict[tuple[object, object], list[tuple[int, object]]] = {}
         for wire_key, start, number, data in parts:
             rest.setdefault((wire_key, start), []).append((number, data))
-        whole = [
+        read = [
             (wire_key, start, stop, entry, data_parts([(0, data), *rest.get((wire_key, start), ())]))
             for wire_key, start, stop, entry, data in rows
         ]
-        return fragment_rows(target, whole)
+        return fragment_rows(target, read)
 
     def _put_fragment(
         self, session_id: str, target: bytes, wire_key: str, start: int, end: int, entry: bytes, data: bytes
