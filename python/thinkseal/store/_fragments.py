@@ -85,7 +85,7 @@ def target_of(origin: Origin, context: bytes) -> bytes:
     whatever the store's secret, so stores of one database name targets alike."""
     account = b"" if origin.account is None else b"\x01" + origin.account.encode()
     return _core.fragment_check(
-        OPEN_KEY, _fields(b"target", origin.provider.encode(), origin.model.encode(), account, context), b""
+        OPEN_KEY, _fields(b"target", origin.provider.encode(), origin.model.encode(), account, context), []
     )
 
 
@@ -167,11 +167,11 @@ def encode(
     blob = b"".join(parts)
     body = _entry_body(start, end, seen, row_chains, systems)
     body += _data_check(key, target, wire_key, body, [blob])
-    return body + _core.fragment_check(key, _entry_header(target, wire_key, body), b""), blob
+    return body + _core.fragment_check(key, _entry_header(target, wire_key, body), []), blob
 
 
 def _data_check(key: bytes, target: bytes, wire_key: str, fields: bytes, parts: list[bytes]) -> bytes:
-    return _core.fragment_check_parts(key, _fields(b"data", target, wire_key.encode(), fields), parts)
+    return _core.fragment_check(key, _fields(b"data", target, wire_key.encode(), fields), parts)
 
 
 def data_check(entry: Entry, parts: list[bytes]) -> bytes:
@@ -187,7 +187,7 @@ def read_entry(target: object, wire_key: object, start: object, end: object, raw
     if type(start) is not int or type(end) is not int or len(raw) < _ENTRY.size + 64:
         return None
     body, check = raw[:-32], raw[-32:]
-    if _core.fragment_check(key, _entry_header(target, wire_key, body), b"") != check:
+    if _core.fragment_check(key, _entry_header(target, wire_key, body), []) != check:
         return None
     version, first, last, seen, chain_start, chain_end, count = _ENTRY.unpack_from(body)
     if version != ENTRY_VERSION or (first, last) != (start, end) or not 0 <= start < end <= seen:
@@ -276,8 +276,6 @@ def wire_runs(wire: Sequence[bytes | memoryview], sizes: array[int], first: int,
     read or copied but the cut messages: a bisection per buffer. The byte
     between two messages at a cut is taken to be the comma ``encode`` writes
     there (the data checked: its writer holds the key)."""
-    if len(wire) == 1:
-        return [(first, wire[0])]  # type: ignore[list-item]
     base = sizes[first - 1] if first else 0
 
     def end_of(i: int) -> int:  # where wire message i ends, counted from the row's first wire byte

@@ -67,10 +67,12 @@ pub fn fragment_key<'py>(py: Python<'py>, secret: &[u8]) -> PyResult<Bound<'py, 
     bytes_of(py, || Ok(fragment::key(secret)))
 }
 
-/// `fragment_check` of the data that `parts` make joined, without joining
-/// them (`thinkseal_core::fragment::check_parts`).
+/// The check of a store's fragment row under `key`
+/// (`thinkseal_core::fragment::check`) over the data that `parts` make
+/// joined, without joining them; hashed without the GIL: the data of a long
+/// session's row runs to megabytes.
 #[pyfunction]
-pub fn fragment_check_parts<'py>(
+pub fn fragment_check<'py>(
     py: Python<'py>,
     key: &[u8],
     header: &[u8],
@@ -83,23 +85,7 @@ pub fn fragment_check_parts<'py>(
             .map(|part| part.cast_into::<PyBytes>().map_err(PyErr::from))
             .collect::<PyResult<Vec<_>>>()?;
         let slices: Vec<&[u8]> = parts.iter().map(PyBytesMethods::as_bytes).collect();
-        let digest = py.detach(|| fragment::check_parts(&key, header, &slices));
-        Ok(PyBytes::new(py, &digest))
-    })
-}
-
-/// The check of a store's fragment row under `key` (`thinkseal_core::fragment`),
-/// hashed without the GIL: the data of a long session's row runs to megabytes.
-#[pyfunction]
-pub fn fragment_check<'py>(
-    py: Python<'py>,
-    key: &[u8],
-    header: &[u8],
-    data: &[u8],
-) -> PyResult<Bound<'py, PyBytes>> {
-    guard(py, || {
-        let key = digest_arg(py, key, "key")?;
-        let digest = py.detach(|| fragment::check(&key, header, data));
+        let digest = py.detach(|| fragment::check(&key, header, &slices));
         Ok(PyBytes::new(py, &digest))
     })
 }

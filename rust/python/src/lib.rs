@@ -400,7 +400,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ledger::ledger_check, m)?)?;
     m.add_function(wrap_pyfunction!(ledger::fragment_key, m)?)?;
     m.add_function(wrap_pyfunction!(ledger::fragment_check, m)?)?;
-    m.add_function(wrap_pyfunction!(ledger::fragment_check_parts, m)?)?;
     m.add_function(wrap_pyfunction!(member_spans, m)?)?;
     m.add_function(wrap_pyfunction!(member_span, m)?)?;
     m.add_function(wrap_pyfunction!(member_elements, m)?)?;
