@@ -4,6 +4,7 @@ naming the field, JSON values are checked all the way down, and no Rust panic
 
 from __future__ import annotations
 
+import abc
 import collections
 import datetime
 import decimal
@@ -788,6 +789,16 @@ def _raising_new(cls: object) -> object:
     raise Boom("new")
 
 
+class _Abstract(abc.ABC):
+    @abc.abstractmethod
+    def f(self) -> None: ...
+
+
+class _RaisingNew:
+    def __new__(cls) -> _RaisingNew:
+        raise Boom("new")
+
+
 _STORED = '{"format": "thinkseal.conversation", "version": 2, "messages": [{"role": "user", "content": "x"}, '
 _STORED += '{"role": "assistant", "parts": [{"type": "tool_call", "id": "c", "name": "f", "arguments": {"a": [1]}}]}]}'
 
@@ -797,9 +808,11 @@ _STORED += '{"role": "assistant", "parts": [{"type": "tool_call", "id": "c", "na
     [
         pytest.param((_STORED, ()), id="kit-empty"),
         pytest.param((_STORED, _load._KIT[:5]), id="kit-short"),
-        pytest.param((_STORED, (5,) * 13), id="kit-not-callable"),
-        pytest.param((_STORED, (_raising_new, *_load._KIT[1:])), id="kit-raising"),
-        pytest.param((_STORED, (*_load._KIT[:11], None, None)), id="kit-no-frozen"),
+        pytest.param((_STORED, (5,) * 12), id="kit-not-callable"),
+        pytest.param((_STORED, (*_load._KIT[:10], None, None)), id="kit-no-frozen"),
+        pytest.param((_STORED, (dict, dict, *_load._KIT[2:])), id="kit-builtin-class"),
+        pytest.param((_STORED, (_Abstract, _Abstract, *_load._KIT[2:])), id="kit-abstract-class"),
+        pytest.param((_STORED, (_RaisingNew, _RaisingNew, *_load._KIT[2:])), id="kit-class-raising-new"),
         pytest.param((None, _load._KIT), id="text-none"),
         pytest.param((5, _load._KIT), id="text-int"),
         pytest.param(("\ud800", _load._KIT), id="text-surrogate"),
@@ -816,6 +829,18 @@ def test_load_document_survives_hostile_arguments(args):
     text, kit, *limits = args
     depth, string, parts = [*limits, 128, 2**20, 100][:3]
     survive(_core.load_document, text, kit, depth, string, parts)
+
+
+class _DictWithAttributes(dict):  # type: ignore[type-arg]
+    pass
+
+
+@pytest.mark.parametrize("cls", [dict, _DictWithAttributes, int, _Abstract])
+def test_load_document_makes_only_what_object_new_makes(cls):
+    # Messages are made as object.__new__ makes them; for a class it refuses
+    # (a dict's instance needs dict.__new__), nothing half-made comes back.
+    with pytest.raises(TypeError):
+        _core.load_document(_STORED, (cls, cls, *_load._KIT[2:]), 128, 2**20, 100)
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,6 @@ from ._messages import (
 
 # What load.rs makes objects with, in the order it reads them.
 _KIT: tuple[object, ...] = (
-    object.__new__,
     SystemMessage,
     UserMessage,
     ToolMessage,
