@@ -198,7 +198,14 @@ pub fn write_string(out: &mut Vec<u8>, s: &str) {
     let mut start = 0;
     let mut i = 0;
     while i < bytes.len() {
-        // Runs of text with nothing to escape, eight bytes at a time.
+        // Runs of text with nothing to escape, 32 bytes at a time (a fold the
+        // compiler turns into vector compares), then eight.
+        while let Some(block) = bytes.get(i..i + 32) {
+            if block.iter().fold(false, |any, &b| any | needs_escape(b)) {
+                break;
+            }
+            i += 32;
+        }
         while let Some(word) = bytes.get(i..i + 8) {
             let Ok(word) = <[u8; 8]>::try_from(word) else {
                 break;
@@ -242,6 +249,11 @@ pub fn write_string(out: &mut Vec<u8>, s: &str) {
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+}
+
+/// Whether `b` is a control character, `"` or `\\`.
+fn needs_escape(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
 }
 
 /// Whether any of the eight bytes in `w` is a control character, `"` or `\\`
@@ -524,6 +536,46 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "\"a\\\"b\\\\c\\n\\u0001\u{7f}\u{2028}é😀/\""
         );
+    }
+
+    #[test]
+    fn every_byte_to_escape_is_escaped_wherever_it_stands() {
+        // Around the 32- and 8-byte blocks the plain runs are scanned in, each
+        // byte that needs an escape (and two that do not) at every place,
+        // against the escaping done one character at a time.
+        fn one_at_a_time(s: &str) -> String {
+            use std::fmt::Write as _;
+            let mut out = String::from("\"");
+            for c in s.chars() {
+                match c {
+                    '"' => out.push_str("\\\""),
+                    '\\' => out.push_str("\\\\"),
+                    '\u{8}' => out.push_str("\\b"),
+                    '\t' => out.push_str("\\t"),
+                    '\n' => out.push_str("\\n"),
+                    '\u{c}' => out.push_str("\\f"),
+                    '\r' => out.push_str("\\r"),
+                    c if u32::from(c) < 0x20 => {
+                        write!(out, "\\u{:04x}", u32::from(c)).unwrap();
+                    }
+                    c => out.push(c),
+                }
+            }
+            out.push('"');
+            out
+        }
+        for special in ['"', '\\', '\u{0}', '\n', '\u{1f}', ' ', '\u{7f}'] {
+            for len in [31, 32, 33, 40, 64, 70] {
+                for at in 0..len {
+                    let s: String = (0..len)
+                        .map(|i| if i == at { special } else { 'a' })
+                        .collect();
+                    let mut out = Vec::new();
+                    write_string(&mut out, &s);
+                    assert_eq!(String::from_utf8(out).unwrap(), one_at_a_time(&s), "{s:?}");
+                }
+            }
+        }
     }
 
     #[test]
