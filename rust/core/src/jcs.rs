@@ -251,15 +251,16 @@ pub fn write_string(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
-/// Whether `b` is a control character, `"` or `\\`.
-fn needs_escape(b: u8) -> bool {
+/// Whether `b` is a control character, `"` or `\\`: the bytes a JSON string
+/// escapes (and, unescaped, ends or refuses).
+pub(crate) fn needs_escape(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
 }
 
 /// Whether any of the eight bytes in `w` is a control character, `"` or `\\`
 /// (the classic "has a byte less than n / equal to c" word tricks: exact for
 /// the question "any?", which is all that is asked).
-fn word_needs_escape(w: u64) -> bool {
+pub(crate) fn word_needs_escape(w: u64) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH;

@@ -408,25 +408,35 @@ pub fn write_canonical(
 }
 
 /// The length of the plain run `bytes` starts with: up to the first quote,
-/// backslash or control byte (all of it when there is none). Most of a
-/// stored text's bytes are in strings, so the run is found a block at a time:
-/// `memchr2` for the quote and backslash, then a check for control bytes
-/// over the run, a block's least byte at a time (which the compiler turns
-/// into vector compares).
+/// backslash or control byte (all of it when there is none), the bytes a JSON
+/// string escapes ([`jcs::needs_escape`]). Most of a stored text's bytes are
+/// in strings, so the run is found 32 bytes at a time, in one pass (a fold the
+/// compiler turns into vector compares), then eight at a time (short strings,
+/// keys among them, and the block that holds the stop), then byte by byte.
 fn plain_run(bytes: &[u8]) -> usize {
-    let end = memchr::memchr2(b'"', b'\\', bytes).unwrap_or(bytes.len());
-    let run = &bytes[..end];
-    let clean = |block: &[u8]| block.iter().copied().min().unwrap_or(u8::MAX) >= 0x20;
-    match run.chunks(32).position(|block| !clean(block)) {
-        None => end,
-        Some(block) => {
-            let from = block * 32;
-            from + run[from..]
-                .iter()
-                .position(|&b| b < 0x20)
-                .unwrap_or(run.len() - from)
+    let mut at = 0;
+    for block in bytes.chunks_exact(32) {
+        if block
+            .iter()
+            .fold(false, |stop, &b| stop | jcs::needs_escape(b))
+        {
+            break;
         }
+        at += 32;
     }
+    while let Some(word) = bytes.get(at..at + 8) {
+        let Ok(word) = <[u8; 8]>::try_from(word) else {
+            break;
+        };
+        if jcs::word_needs_escape(u64::from_le_bytes(word)) {
+            break;
+        }
+        at += 8;
+    }
+    at + bytes[at..]
+        .iter()
+        .position(|&b| jcs::needs_escape(b))
+        .unwrap_or(bytes.len() - at)
 }
 
 #[cfg(test)]
