@@ -257,10 +257,17 @@ pub(crate) fn needs_escape(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
 }
 
-/// Whether any of the eight bytes in `w` is a control character, `"` or `\\`
-/// (the classic "has a byte less than n / equal to c" word tricks: exact for
-/// the question "any?", which is all that is asked).
-pub(crate) fn word_needs_escape(w: u64) -> bool {
+/// Whether any of the eight bytes in `w` is a control character, `"` or `\\`.
+fn word_needs_escape(w: u64) -> bool {
+    escape_mask(w) != 0
+}
+
+/// The eight bytes of `w` (read little-endian) that need an escape, by the
+/// classic "has a byte less than n / equal to c" word tricks: the high bit
+/// of such a byte is set. A borrow can also set it in a byte above one that
+/// needs an escape, never below, so the lowest bit set is always the first
+/// such byte (`trailing_zeros() / 8` is its place) and zero means none.
+pub(crate) fn escape_mask(w: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
@@ -268,7 +275,7 @@ pub(crate) fn word_needs_escape(w: u64) -> bool {
     let quote = quote.wrapping_sub(ONES) & !quote & HIGH;
     let backslash = w ^ (ONES * u64::from(b'\\'));
     let backslash = backslash.wrapping_sub(ONES) & !backslash & HIGH;
-    (below_space | quote | backslash) != 0
+    below_space | quote | backslash
 }
 
 /// NaN or an infinity: not a JSON number.

@@ -412,7 +412,8 @@ pub fn write_canonical(
 /// string escapes ([`jcs::needs_escape`]). Most of a stored text's bytes are
 /// in strings, so the run is found 32 bytes at a time, in one pass (a fold the
 /// compiler turns into vector compares), then eight at a time (short strings,
-/// keys among them, and the block that holds the stop), then byte by byte.
+/// keys among them, and the block that holds the stop), the stop's place
+/// read from the word's mask; the last few bytes of a text byte by byte.
 fn plain_run(bytes: &[u8]) -> usize {
     let mut at = 0;
     for block in bytes.chunks_exact(32) {
@@ -428,8 +429,9 @@ fn plain_run(bytes: &[u8]) -> usize {
         let Ok(word) = <[u8; 8]>::try_from(word) else {
             break;
         };
-        if jcs::word_needs_escape(u64::from_le_bytes(word)) {
-            break;
+        let stops = jcs::escape_mask(u64::from_le_bytes(word));
+        if stops != 0 {
+            return at + stops.trailing_zeros() as usize / 8;
         }
         at += 8;
     }

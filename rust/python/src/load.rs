@@ -17,10 +17,11 @@
 //!
 //! The objects are made as the Python classes make their trusted copies:
 //! `object.__new__(cls)`, then `object.__setattr__` per slot (the classes
-//! refuse ordinary attribute writes). Both are made here without the Python
+//! refuse ordinary attribute writes). Both are done here without the Python
 //! calls: [`Allocator::make`] allocates as `object.__new__` does (after one
-//! real call of it per class), [`write_slot`] writes as `object.__setattr__`. The slot names are those of
-//! python/thinkseal/_messages.py, _blocks.py, _binding.py and _json.py.
+//! real call of it per class), [`write_slot`] writes as `object.__setattr__`.
+//! The slot names are those of python/thinkseal/_messages.py, _blocks.py,
+//! _binding.py and _json.py.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -759,15 +760,16 @@ impl Allocator {
     }
 
     /// What `object.__new__(cls)` returns: `object_new` takes the type's
-    /// allocator, `tp_alloc(cls, 0)`, once its checks passed (they did for
-    /// this class in [`Allocator::checked`], and they depend only on the
-    /// class's layout, which cannot change).
+    /// allocator, `tp_alloc(cls, 0)`, once its checks passed. They passed for
+    /// this class in [`Allocator::checked`], and the one memory depends on
+    /// (that an instance is `object` and slots) is about the class's layout,
+    /// which cannot change.
     ///
     /// Measured reason for allocating directly rather than calling
     /// `object.__new__` each time: that call makes an argument tuple and a
     /// slice of it per object. `from_json` of 3,000 stored assistant turns
-    /// took 4.36-4.73 us per turn this way against 4.74-4.96 (three
-    /// alternating runs, min of 31).
+    /// took 4.36-4.73 us per turn this way against 4.74-4.96 (the allocation
+    /// alone changed; three alternating runs, min of 31).
     #[allow(unsafe_code)] // one audited call, with its SAFETY note and measured reason
     fn make<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         // SAFETY: `ty` is kept alive by the kit for the whole load (the GIL
