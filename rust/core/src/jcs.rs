@@ -587,6 +587,30 @@ mod tests {
     }
 
     #[test]
+    fn an_escape_mask_places_the_first_byte_to_escape() {
+        // Bytes next to the ones that need an escape, where a borrow could set
+        // a bit: before the first such byte none is set, and it is the lowest.
+        let plain = [0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0xff];
+        let any = [0x00, 0x01, 0x1f, b'"', b'\\', 0x20, 0x21, 0x23, 0x5d, 0xff];
+        for at in 0..8 {
+            for stop in [0x00, 0x01, 0x1f, b'"', b'\\'] {
+                for &below in &plain {
+                    for &above in &any {
+                        let mut word = [above; 8];
+                        word[..at].fill(below);
+                        word[at] = stop;
+                        let mask = escape_mask(u64::from_le_bytes(word));
+                        assert_eq!(mask.trailing_zeros() as usize / 8, at, "{word:?}");
+                    }
+                }
+            }
+        }
+        for &b in &plain {
+            assert_eq!(escape_mask(u64::from_le_bytes([b; 8])), 0);
+        }
+    }
+
+    #[test]
     fn keys_sort_by_utf16_code_units() {
         // U+E000 sorts before U+1F600 in code points but after it in UTF-16 (D83D...).
         assert_eq!(cmp_utf16("\u{e000}", "\u{1f600}"), Ordering::Greater);
