@@ -320,9 +320,14 @@ def walk(
     out = Walk(chain)
     pairing = Pairing.resume(items, start, total)
     # Every message that goes out as itself, or whose own digest a check reads,
-    # hashed up front in one batch (on two threads when it is large).
+    # hashed up front in one batch (on two threads when it is large). The
+    # digest is tested first: a loaded history has every one already.
     ensure_digests(
-        [m for m in items[start:end] if not isinstance(m, AssistantMessage) or m.thinking_binding is not None]
+        [
+            m
+            for m in items[start:end]
+            if m._digest is None and (not isinstance(m, AssistantMessage) or m.thinking_binding is not None)
+        ]
     )
     i = start
     while i < end:
