@@ -46,7 +46,7 @@ use crate::strings::{self, surely_not_blank};
 const READ_DEPTH: usize = 256 + 8;
 
 kit! {
-    /// The classes and functions the objects are made with, handed over by
+    /// The classes the objects are made with, handed over by
     /// python/thinkseal/_load.py in this order.
     Kit {
         system,
