@@ -107,9 +107,9 @@ class Entry(NamedTuple):
 
 class Data(NamedTuple):
     """A fragment row's data: its wire messages joined by commas, as the
-    buffers they were read in (``wire``: cut anywhere, a message too; one
-    buffer for a row being written), their sizes, their tallies, and the
-    replay decisions of its messages."""
+    buffers they were read in (``wire``: cut anywhere, a message too; for a
+    row being written, each message and each comma), their sizes, their
+    tallies, and the replay decisions of its messages."""
 
     wire: tuple[bytes | memoryview, ...]
     sizes: array[int]

@@ -320,8 +320,12 @@ class StoredPrefix:
             tallies = [totals[i] - (totals[i - 1] if i else 0) for i in range(first, count)]
         turns = decisions.turns[bisect_left(decisions.turns, start) : bisect_left(decisions.turns, end)]
         pieces = cache.pieces(first, count)
+        # The wire messages and the commas between them as they are: encode
+        # joins them once, into the row's data.
+        wire: list[bytes] = [b","] * (2 * len(pieces) - 1) if pieces else []
+        wire[0::2] = pieces
         data = Data(
-            (b",".join(pieces),),
+            tuple(wire),
             array("I", map(len, pieces)),
             tallies,
             bytes(decisions.codes[start:end]),
