@@ -194,48 +194,22 @@ pub fn write_string(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.reserve(s.len() + 2);
     out.push(b'"');
-    let bytes = s.as_bytes();
-    let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        // Runs of text with nothing to escape, 32 bytes at a time (a fold the
-        // compiler turns into vector compares), then eight.
-        while let Some(block) = bytes.get(i..i + 32) {
-            if block.iter().fold(false, |any, &b| any | needs_escape(b)) {
-                break;
-            }
-            i += 32;
-        }
-        while let Some(word) = bytes.get(i..i + 8) {
-            let Ok(word) = <[u8; 8]>::try_from(word) else {
-                break;
-            };
-            if word_needs_escape(u64::from_le_bytes(word)) {
-                break;
-            }
-            i += 8;
-        }
-        let Some(&b) = bytes.get(i) else {
+    let mut rest = s.as_bytes();
+    loop {
+        let run = plain_len(rest);
+        out.extend_from_slice(&rest[..run]);
+        let Some(&b) = rest.get(run) else {
             break;
         };
-        let short: Option<&[u8]> = match b {
-            b'"' => Some(b"\\\""),
-            b'\\' => Some(b"\\\\"),
-            0x08 => Some(b"\\b"),
-            0x09 => Some(b"\\t"),
-            0x0A => Some(b"\\n"),
-            0x0C => Some(b"\\f"),
-            0x0D => Some(b"\\r"),
-            _ => None,
-        };
-        if short.is_none() && b >= 0x20 {
-            i += 1;
-            continue;
-        }
-        out.extend_from_slice(&bytes[start..i]);
-        match short {
-            Some(esc) => out.extend_from_slice(esc),
-            None => out.extend_from_slice(&[
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x09 => out.extend_from_slice(b"\\t"),
+            0x0A => out.extend_from_slice(b"\\n"),
+            0x0C => out.extend_from_slice(b"\\f"),
+            0x0D => out.extend_from_slice(b"\\r"),
+            _ => out.extend_from_slice(&[
                 b'\\',
                 b'u',
                 b'0',
@@ -244,22 +218,47 @@ pub fn write_string(out: &mut Vec<u8>, s: &str) {
                 HEX[usize::from(b & 0xF)],
             ]),
         }
-        i += 1;
-        start = i;
+        rest = &rest[run + 1..];
     }
-    out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
 }
 
 /// Whether `b` is a control character, `"` or `\\`: the bytes a JSON string
 /// escapes (and, unescaped, ends or refuses).
-pub(crate) fn needs_escape(b: u8) -> bool {
+fn needs_escape(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
 }
 
-/// Whether any of the eight bytes in `w` is a control character, `"` or `\\`.
-fn word_needs_escape(w: u64) -> bool {
-    escape_mask(w) != 0
+/// How many bytes `bytes` starts with that need no escape: up to the first
+/// control character, `"` or `\\` (all of them when there is none). What the
+/// writer copies as it is, and where the reader's string ends or escapes.
+/// Most of a JSON text's bytes are in strings, so the run is found 32 bytes
+/// at a time, in one pass (a fold the compiler turns into vector compares),
+/// then eight at a time (short strings, keys among them, and the block that
+/// holds the stop), the stop's place read from the word's mask; the last few
+/// bytes byte by byte.
+pub(crate) fn plain_len(bytes: &[u8]) -> usize {
+    let mut at = 0;
+    for block in bytes.chunks_exact(32) {
+        if block.iter().fold(false, |stop, &b| stop | needs_escape(b)) {
+            break;
+        }
+        at += 32;
+    }
+    while let Some(word) = bytes.get(at..at + 8) {
+        let Ok(word) = <[u8; 8]>::try_from(word) else {
+            break;
+        };
+        let stops = escape_mask(u64::from_le_bytes(word));
+        if stops != 0 {
+            return at + stops.trailing_zeros() as usize / 8;
+        }
+        at += 8;
+    }
+    at + bytes[at..]
+        .iter()
+        .position(|&b| needs_escape(b))
+        .unwrap_or(bytes.len() - at)
 }
 
 /// The eight bytes of `w` (read little-endian) that need an escape, by the
@@ -267,7 +266,7 @@ fn word_needs_escape(w: u64) -> bool {
 /// of such a byte is set. A borrow can also set it in a byte above one that
 /// needs an escape, never below, so the lowest bit set is always the first
 /// such byte (`trailing_zeros() / 8` is its place) and zero means none.
-pub(crate) fn escape_mask(w: u64) -> u64 {
+fn escape_mask(w: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
@@ -584,6 +583,34 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_plain_run_ends_at_the_first_quote_backslash_or_control_byte() {
+        // Against the byte-at-a-time definition, with the stop byte at every
+        // place around the 32-byte blocks, after multi-byte text too.
+        let stops = [b'"', b'\\', 0x00, 0x1f, b'\n'];
+        for filler in ["a", "é", "日本"] {
+            let text: String = filler.repeat(90);
+            let plain = text.as_bytes();
+            assert_eq!(plain_len(plain), plain.len());
+            for at in 0..plain.len() {
+                if !text.is_char_boundary(at) {
+                    continue;
+                }
+                for stop in stops {
+                    let mut bytes = plain[..at].to_vec();
+                    bytes.push(stop);
+                    bytes.extend_from_slice(&plain[at..]);
+                    bytes.push(if stop == b'"' { 0x01 } else { b'"' }); // another stop after it
+                    let expected = bytes
+                        .iter()
+                        .position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+                    assert_eq!(Some(plain_len(&bytes)), expected, "stop {stop:#x} at {at}");
+                }
+            }
+        }
+        assert_eq!(plain_len(b""), 0);
     }
 
     #[test]

@@ -267,7 +267,7 @@ impl<'a> Reader<'a> {
     fn string(&mut self) -> Result<Cow<'a, str>, Refused> {
         self.at += 1; // the opening quote
         let start = self.at;
-        self.at += plain_run(&self.bytes[start..]);
+        self.at += jcs::plain_len(&self.bytes[start..]);
         match self.peek() {
             Some(b'"') => {
                 let s = &self.text[start..self.at];
@@ -281,7 +281,7 @@ impl<'a> Reader<'a> {
         owned.push_str(&self.text[start..self.at]);
         loop {
             let run = self.at;
-            self.at += plain_run(&self.bytes[run..]);
+            self.at += jcs::plain_len(&self.bytes[run..]);
             owned.push_str(&self.text[run..self.at]);
             match self.peek() {
                 Some(b'"') => {
@@ -407,40 +407,6 @@ pub fn write_canonical(
     Ok(())
 }
 
-/// The length of the plain run `bytes` starts with: up to the first quote,
-/// backslash or control byte (all of it when there is none), the bytes a JSON
-/// string escapes ([`jcs::needs_escape`]). Most of a stored text's bytes are
-/// in strings, so the run is found 32 bytes at a time, in one pass (a fold the
-/// compiler turns into vector compares), then eight at a time (short strings,
-/// keys among them, and the block that holds the stop), the stop's place
-/// read from the word's mask; the last few bytes of a text byte by byte.
-fn plain_run(bytes: &[u8]) -> usize {
-    let mut at = 0;
-    for block in bytes.chunks_exact(32) {
-        if block
-            .iter()
-            .fold(false, |stop, &b| stop | jcs::needs_escape(b))
-        {
-            break;
-        }
-        at += 32;
-    }
-    while let Some(word) = bytes.get(at..at + 8) {
-        let Ok(word) = <[u8; 8]>::try_from(word) else {
-            break;
-        };
-        let stops = jcs::escape_mask(u64::from_le_bytes(word));
-        if stops != 0 {
-            return at + stops.trailing_zeros() as usize / 8;
-        }
-        at += 8;
-    }
-    at + bytes[at..]
-        .iter()
-        .position(|&b| jcs::needs_escape(b))
-        .unwrap_or(bytes.len() - at)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -472,34 +438,6 @@ mod tests {
             ]))
         );
         assert_eq!(v.get("b"), Some(&Value::Object(vec![])));
-    }
-
-    #[test]
-    fn a_plain_run_ends_at_the_first_quote_backslash_or_control_byte() {
-        // Against the byte-at-a-time definition, with the stop byte at every
-        // place around the 32-byte blocks, after multi-byte text too.
-        let stops = [b'"', b'\\', 0x00, 0x1f, b'\n'];
-        for filler in ["a", "é", "日本"] {
-            let text: String = filler.repeat(90);
-            let plain = text.as_bytes();
-            assert_eq!(plain_run(plain), plain.len());
-            for at in 0..plain.len() {
-                if !text.is_char_boundary(at) {
-                    continue;
-                }
-                for stop in stops {
-                    let mut bytes = plain[..at].to_vec();
-                    bytes.push(stop);
-                    bytes.extend_from_slice(&plain[at..]);
-                    bytes.push(if stop == b'"' { 0x01 } else { b'"' }); // another stop after it
-                    let expected = bytes
-                        .iter()
-                        .position(|&b| b == b'"' || b == b'\\' || b < 0x20);
-                    assert_eq!(Some(plain_run(&bytes)), expected, "stop {stop:#x} at {at}");
-                }
-            }
-        }
-        assert_eq!(plain_run(b""), 0);
     }
 
     #[test]
