@@ -103,6 +103,24 @@ def test_subclasses_are_written_as_their_base_type() -> None:
     assert _core.wire_json(value) == stdlib(value) == b'{"n":1,"t":"me","f":1.5}'
 
 
+class Plain(str):
+    pass
+
+
+# Each way CPython stores a str whose code units are one byte: compact ASCII
+# (text right after the short header), compact Latin-1 (after the longer
+# one), and a subclass's instance (text in a block of its own), ASCII or not.
+# The native reader tells ASCII from the text's place, and scans the rest.
+ONE_BYTE_TEXTS = ["", "a", "plain ascii " * 9, "é", "café", "\x80", "\xff" * 40, "x" * 31 + "\xe9"]
+
+
+@pytest.mark.parametrize("text", ONE_BYTE_TEXTS + [Plain(t) for t in ONE_BYTE_TEXTS], ids=repr)
+def test_one_byte_text_of_every_storage(text: str) -> None:
+    assert _core.wire_json({"t": text}) == stdlib({"t": text})
+    assert _core.wire_json(text).decode() == json.dumps(text, ensure_ascii=False)
+    assert UserMessage(text or "x").digest == UserMessage(str(text) or "x").digest
+
+
 @pytest.mark.parametrize(
     ("value", "path"),
     [
