@@ -317,6 +317,27 @@ def test_texts_at_the_edges_read_the_same_both_ways(text: str) -> None:
     both(text.encode("utf-8", "surrogatepass"))
 
 
+@pytest.mark.parametrize("text", ["", "a", "é", "ascii " * 50, "ascii " * 50 + "é", "東京", "\x7f", "\x80"])
+def test_the_reader_s_strings_are_the_ones_python_makes(text: str) -> None:
+    """ASCII text is copied into a new compact ASCII str, the rest decoded:
+    each is a plain str, equal, with the same hash and ASCII flag
+    (``str.isascii`` reads the flag), as a key and as a value."""
+    body = json.dumps({"k": [text, {text: text}]}).encode()
+    native = _core.frozen_json(body, FrozenDict, FrozenList)
+    assert native is not None
+    value, keyed = native["k"]
+    ((key, inner),) = keyed.items()
+    for s in (value, key, inner):
+        assert type(s) is str
+        assert s == text
+        assert hash(s) == hash(text)
+        assert s.isascii() == all(ord(c) < 128 for c in text)
+    assert keyed[text] == text
+    (loaded,) = Conversation.from_json(Conversation([UserMessage(text + "x")]).to_json())
+    assert loaded.content == text + "x"
+    assert loaded.content.isascii() == (text + "x").isascii()
+
+
 def test_limits_are_checked_the_same_both_ways() -> None:
     conv = Conversation(
         [

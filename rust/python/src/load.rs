@@ -132,7 +132,7 @@ pub fn load_document<'py>(
                 ("messages", Value::Array(messages)) => loader.messages(messages)?.into_any(),
                 _ => to_python(py, value)?,
             };
-            out.set_item(PyString::new(py, key), item)?;
+            out.set_item(strings::new_str(py, key), item)?;
         }
         loader.set_digests()?;
         Ok(Some(out.into_any()))
@@ -194,7 +194,7 @@ fn frozen_value<'py>(
             let dict = object.cast::<PyDict>()?;
             for (k, v) in members {
                 dict.set_item(
-                    PyString::new(py, k),
+                    strings::new_str(py, k),
                     frozen_value(py, v, frozen_dict, frozen_list)?,
                 )?;
             }
@@ -211,7 +211,7 @@ fn to_python<'py>(py: Python<'py>, value: &Value<'_>) -> PyResult<Bound<'py, PyA
         Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
         Value::Int(i) => PyInt::new(py, *i).into_any(),
         Value::Float(x) => PyFloat::new(py, *x).into_any(),
-        Value::Str(s) => PyString::new(py, s).into_any(),
+        Value::Str(s) => strings::new_str(py, s).into_any(),
         Value::Array(items) => {
             let list = PyList::empty(py);
             for item in items {
@@ -222,7 +222,7 @@ fn to_python<'py>(py: Python<'py>, value: &Value<'_>) -> PyResult<Bound<'py, PyA
         Value::Object(members) => {
             let dict = PyDict::new(py);
             for (k, v) in members {
-                dict.set_item(PyString::new(py, k), to_python(py, v)?)?;
+                dict.set_item(strings::new_str(py, k), to_python(py, v)?)?;
             }
             dict.into_any()
         }
@@ -394,7 +394,7 @@ impl<'py> Loader<'py, '_, '_> {
     }
 
     fn string(&self, s: &str) -> Bound<'py, PyAny> {
-        PyString::new(self.py, s).into_any()
+        strings::new_str(self.py, s).into_any()
     }
 
     /// The message object for a plain case, its encoding appended; `None` otherwise.
