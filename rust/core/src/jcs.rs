@@ -196,7 +196,7 @@ pub fn write_string(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
     let mut rest = s.as_bytes();
     loop {
-        let run = plain_len(rest);
+        let run = crate::plain::plain_len(rest);
         out.extend_from_slice(&rest[..run]);
         let Some(&b) = rest.get(run) else {
             break;
@@ -221,60 +221,6 @@ pub fn write_string(out: &mut Vec<u8>, s: &str) {
         rest = &rest[run + 1..];
     }
     out.push(b'"');
-}
-
-/// Whether `b` is a control character, `"` or `\\`: the bytes a JSON string
-/// escapes (and, unescaped, ends or refuses).
-fn needs_escape(b: u8) -> bool {
-    b < 0x20 || b == b'"' || b == b'\\'
-}
-
-/// How many bytes `bytes` starts with that need no escape: up to the first
-/// control character, `"` or `\\` (all of them when there is none). What the
-/// writer copies as it is, and where the reader's string ends or escapes.
-/// Most of a JSON text's bytes are in strings, so the run is found 32 bytes
-/// at a time, in one pass (a fold the compiler turns into vector compares),
-/// then eight at a time (short strings, keys among them, and the block that
-/// holds the stop), the stop's place read from the word's mask; the last few
-/// bytes byte by byte.
-pub(crate) fn plain_len(bytes: &[u8]) -> usize {
-    let mut at = 0;
-    for block in bytes.chunks_exact(32) {
-        if block.iter().fold(false, |stop, &b| stop | needs_escape(b)) {
-            break;
-        }
-        at += 32;
-    }
-    while let Some(word) = bytes.get(at..at + 8) {
-        let Ok(word) = <[u8; 8]>::try_from(word) else {
-            break;
-        };
-        let stops = escape_mask(u64::from_le_bytes(word));
-        if stops != 0 {
-            return at + stops.trailing_zeros() as usize / 8;
-        }
-        at += 8;
-    }
-    at + bytes[at..]
-        .iter()
-        .position(|&b| needs_escape(b))
-        .unwrap_or(bytes.len() - at)
-}
-
-/// The eight bytes of `w` (read little-endian) that need an escape, by the
-/// classic "has a byte less than n / equal to c" word tricks: the high bit
-/// of such a byte is set. A borrow can also set it in a byte above one that
-/// needs an escape, never below, so the lowest bit set is always the first
-/// such byte (`trailing_zeros() / 8` is its place) and zero means none.
-fn escape_mask(w: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
-    let quote = w ^ (ONES * u64::from(b'"'));
-    let quote = quote.wrapping_sub(ONES) & !quote & HIGH;
-    let backslash = w ^ (ONES * u64::from(b'\\'));
-    let backslash = backslash.wrapping_sub(ONES) & !backslash & HIGH;
-    below_space | quote | backslash
 }
 
 /// NaN or an infinity: not a JSON number.
@@ -582,58 +528,6 @@ mod tests {
                     assert_eq!(String::from_utf8(out).unwrap(), one_at_a_time(&s), "{s:?}");
                 }
             }
-        }
-    }
-
-    #[test]
-    fn a_plain_run_ends_at_the_first_quote_backslash_or_control_byte() {
-        // Against the byte-at-a-time definition, with the stop byte at every
-        // place around the 32-byte blocks, after multi-byte text too.
-        let stops = [b'"', b'\\', 0x00, 0x1f, b'\n'];
-        for filler in ["a", "é", "日本"] {
-            let text: String = filler.repeat(90);
-            let plain = text.as_bytes();
-            assert_eq!(plain_len(plain), plain.len());
-            for at in 0..plain.len() {
-                if !text.is_char_boundary(at) {
-                    continue;
-                }
-                for stop in stops {
-                    let mut bytes = plain[..at].to_vec();
-                    bytes.push(stop);
-                    bytes.extend_from_slice(&plain[at..]);
-                    bytes.push(if stop == b'"' { 0x01 } else { b'"' }); // another stop after it
-                    let expected = bytes
-                        .iter()
-                        .position(|&b| b == b'"' || b == b'\\' || b < 0x20);
-                    assert_eq!(Some(plain_len(&bytes)), expected, "stop {stop:#x} at {at}");
-                }
-            }
-        }
-        assert_eq!(plain_len(b""), 0);
-    }
-
-    #[test]
-    fn an_escape_mask_places_the_first_byte_to_escape() {
-        // Bytes next to the ones that need an escape, where a borrow could set
-        // a bit: before the first such byte none is set, and it is the lowest.
-        let plain = [0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0xff];
-        let any = [0x00, 0x01, 0x1f, b'"', b'\\', 0x20, 0x21, 0x23, 0x5d, 0xff];
-        for at in 0..8 {
-            for stop in [0x00, 0x01, 0x1f, b'"', b'\\'] {
-                for &below in &plain {
-                    for &above in &any {
-                        let mut word = [above; 8];
-                        word[..at].fill(below);
-                        word[at] = stop;
-                        let mask = escape_mask(u64::from_le_bytes(word));
-                        assert_eq!(mask.trailing_zeros() as usize / 8, at, "{word:?}");
-                    }
-                }
-            }
-        }
-        for &b in &plain {
-            assert_eq!(escape_mask(u64::from_le_bytes([b; 8])), 0);
         }
     }
 

@@ -9,14 +9,16 @@
 //! - [`fragment`]: the checks of a store's prepared fragments.
 //! - [`parse`]: a strict JSON reader for stored conversations (a fast path
 //!   that refuses what it is not sure of).
+//! - `plain`: the scan for the bytes a JSON string escapes, shared by the writer and the reader.
 //! - [`wire`]: the compact JSON of request bodies (Python `json.dumps` bytes).
 //! - [`spans`]: the byte spans of a request body's messages, for editing it in place.
 //!
 //! No Python here: the `thinkseal-python` crate walks Python objects into these types.
 
-// `unsafe` is denied; the two exceptions are in the BLAKE3 lanes (lanes.rs):
-// the call into the AVX2 kernel once the CPU was seen to have AVX2, and the
-// kernel's unaligned loads of 64-byte blocks.
+// `unsafe` is denied; the exceptions are two AVX2 kernels, each a call into it
+// once the CPU was seen to have AVX2 and its unaligned loads: the BLAKE3 lanes
+// (lanes.rs, 64-byte blocks) and the scan for bytes a JSON string escapes
+// (plain.rs, 32-byte blocks).
 #![deny(unsafe_code)]
 
 pub mod digest;
@@ -27,6 +29,7 @@ pub mod lanes;
 pub mod ledger;
 pub mod model;
 pub mod parse;
+mod plain;
 pub mod spans;
 pub mod wire;
 

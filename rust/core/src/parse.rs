@@ -14,7 +14,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use crate::jcs;
+use crate::{jcs, plain};
 
 /// A JSON value read from `'a` text.
 #[derive(Debug, Clone, PartialEq)]
@@ -267,7 +267,7 @@ impl<'a> Reader<'a> {
     fn string(&mut self) -> Result<Cow<'a, str>, Refused> {
         self.at += 1; // the opening quote
         let start = self.at;
-        self.at += jcs::plain_len(&self.bytes[start..]);
+        self.at += plain::plain_len(&self.bytes[start..]);
         match self.peek() {
             Some(b'"') => {
                 let s = &self.text[start..self.at];
@@ -281,7 +281,7 @@ impl<'a> Reader<'a> {
         owned.push_str(&self.text[start..self.at]);
         loop {
             let run = self.at;
-            self.at += jcs::plain_len(&self.bytes[run..]);
+            self.at += plain::plain_len(&self.bytes[run..]);
             owned.push_str(&self.text[run..self.at]);
             match self.peek() {
                 Some(b'"') => {
