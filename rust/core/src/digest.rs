@@ -142,9 +142,19 @@ pub fn prefix_digest(
     context_digest: &Digest,
     chain_before: &Digest,
 ) -> Digest {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(prefix_room(origin));
     encode::encode_prefix(&mut out, version, origin, context_digest, chain_before);
     keyed(&PREFIX_KEY, &out)
+}
+
+/// Room for the whole prefix encoding of `origin` (a tag; four strings, the
+/// version at most ten digits, each a tag and a length; two digests the
+/// same), so its buffer is allocated once: grown from empty, it was
+/// reallocated twice, 757 instructions a bound turn (callgrind).
+fn prefix_room(origin: &Origin) -> usize {
+    let text =
+        origin.provider.len() + origin.model.len() + origin.account.as_deref().map_or(0, str::len);
+    1 + 4 * 9 + 10 + text + 2 * (9 + 32)
 }
 
 #[cfg(test)]
@@ -155,6 +165,25 @@ mod tests {
     fn user(i: usize) -> Message {
         Message::User {
             content: format!("message {i}").into(),
+        }
+    }
+
+    #[test]
+    fn the_prefix_room_holds_the_longest_prefix_encoding() {
+        for account in [None, Some("acct-é".to_string())] {
+            let origin = Origin {
+                provider: "anthropic".into(),
+                model: "claude-x".into(),
+                account,
+            };
+            let mut out = Vec::new();
+            encode::encode_prefix(&mut out, u32::MAX, &origin, &[1; 32], &[2; 32]);
+            assert!(
+                out.len() <= prefix_room(&origin),
+                "{} > {}",
+                out.len(),
+                prefix_room(&origin)
+            );
         }
     }
 
