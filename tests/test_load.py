@@ -212,6 +212,9 @@ EDGE_VALUES: list[Any] = [
     "thinkseal-binding/1;p;m;;" + "0" * 64 + ";" + "1" * 63 + ":",
     "thinkseal-binding/1;p;m;;" + "0" * 64 + ";" + "`" + "1" * 63,
     "thinkseal-binding/1;p;m;;" + "0" * 62 + "é" + ";" + "1" * 64,
+    # A field too many, and one too few.
+    "thinkseal-binding/1;p;m;;" + "0" * 64 + ";" + "1" * 64 + ";",
+    "thinkseal-binding/1;p;m;" + "0" * 64 + ";" + "1" * 64,
 ]
 
 

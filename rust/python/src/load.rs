@@ -281,8 +281,12 @@ struct BindingText<'v> {
 /// percent-encoded or that `Origin` might refuse.
 fn binding_text(text: &str, bounds: Bounds) -> Option<BindingText<'_>> {
     let rest = text.strip_prefix("thinkseal-binding/")?;
-    let fields: Vec<&str> = rest.split(';').collect();
-    let [version, provider, model, account, prefix, turn] = fields[..] else {
+    let mut fields = rest.split(';');
+    let mut next = || fields.next();
+    // Six fields and no seventh, read in order (a tuple's are evaluated left to right).
+    let (Some(version), Some(provider), Some(model), Some(account), Some(prefix), Some(turn), None) =
+        (next(), next(), next(), next(), next(), next(), next())
+    else {
         return None;
     };
     if version.is_empty() || version.len() > 9 || !version.bytes().all(|b| b.is_ascii_digit()) {
@@ -339,6 +343,7 @@ fn hex32(text: &str) -> Option<[u8; 32]> {
 impl<'py> Loader<'py, '_, '_> {
     fn messages(&mut self, messages: &[Value<'_>]) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(self.py);
+        self.built.reserve(messages.len());
         for message in messages {
             let start = self.digests.buffer.len();
             let item = if let Some(built) = self.message(message)? {
