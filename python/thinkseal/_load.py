@@ -12,6 +12,7 @@ the result is the same objects and the same errors, field for field
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 from . import _core
@@ -102,6 +103,8 @@ def message_of(value: Any, path: str) -> Message:
 def messages_of(values: list[Any], path: str) -> list[Message]:
     """``message_of`` of every item of ``values``, item ``i`` at ``path[i]``
     (the path is written only for an item that is not a message already)."""
+    if all(map(isinstance, values, repeat(Message))):  # the native reader built them all
+        return list(values)
     return [v if isinstance(v, Message) else message_from_dict(v, path=f"{path}[{i}]") for i, v in enumerate(values)]
 
 
