@@ -12,7 +12,7 @@
 
 /// Whether `b` is a control character, `"` or `\\`: the bytes a JSON string
 /// escapes (and, unescaped, ends or refuses).
-pub(crate) fn needs_escape(b: u8) -> bool {
+fn needs_escape(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
 }
 
@@ -48,9 +48,10 @@ fn first_word(bytes: &[u8]) -> Option<u64> {
     Some(escape_mask(u64::from_le_bytes(word)))
 }
 
-/// A place no later than the first byte of `bytes` that needs an escape,
-/// every byte before it plain: the first stop itself when a whole 32-byte
-/// block holds it, else where the whole blocks end.
+/// A place no later than the first byte of `bytes` that needs an escape and
+/// no earlier than the start of the whole 32-byte block that holds it (where
+/// the whole blocks end when none does); every byte before it is plain. The
+/// AVX2 scan returns the stop itself, the portable one its block's start.
 fn plain_blocks(bytes: &[u8]) -> usize {
     #[cfg(target_arch = "x86_64")]
     if bytes.len() >= 32 && std::is_x86_feature_detected!("avx2") {
