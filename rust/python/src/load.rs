@@ -132,7 +132,7 @@ pub fn load_document<'py>(
                 ("messages", Value::Array(messages)) => loader.messages(messages)?.into_any(),
                 _ => to_python(py, value)?,
             };
-            out.set_item(strings::new_str(py, key), item)?;
+            out.set_item(strings::new_str(py, key)?, item)?;
         }
         loader.set_digests()?;
         Ok(Some(out.into_any()))
@@ -194,7 +194,7 @@ fn frozen_value<'py>(
             let dict = object.cast::<PyDict>()?;
             for (k, v) in members {
                 dict.set_item(
-                    strings::new_str(py, k),
+                    strings::new_str(py, k)?,
                     frozen_value(py, v, frozen_dict, frozen_list)?,
                 )?;
             }
@@ -211,7 +211,7 @@ fn to_python<'py>(py: Python<'py>, value: &Value<'_>) -> PyResult<Bound<'py, PyA
         Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
         Value::Int(i) => PyInt::new(py, *i).into_any(),
         Value::Float(x) => PyFloat::new(py, *x).into_any(),
-        Value::Str(s) => strings::new_str(py, s).into_any(),
+        Value::Str(s) => strings::new_str(py, s)?.into_any(),
         Value::Array(items) => {
             let list = PyList::empty(py);
             for item in items {
@@ -222,7 +222,7 @@ fn to_python<'py>(py: Python<'py>, value: &Value<'_>) -> PyResult<Bound<'py, PyA
         Value::Object(members) => {
             let dict = PyDict::new(py);
             for (k, v) in members {
-                dict.set_item(strings::new_str(py, k), to_python(py, v)?)?;
+                dict.set_item(strings::new_str(py, k)?, to_python(py, v)?)?;
             }
             dict.into_any()
         }
@@ -398,8 +398,8 @@ impl<'py> Loader<'py, '_, '_> {
         Ok(object)
     }
 
-    fn string(&self, s: &str) -> Bound<'py, PyAny> {
-        strings::new_str(self.py, s).into_any()
+    fn string(&self, s: &str) -> PyResult<Bound<'py, PyAny>> {
+        Ok(strings::new_str(self.py, s)?.into_any())
     }
 
     /// The message object for a plain case, its encoding appended; `None` otherwise.
@@ -436,7 +436,7 @@ impl<'py> Loader<'py, '_, '_> {
                 encode::put_tool_result_tail(&mut self.digests.buffer, call_id, is_error);
                 let py = self.py;
                 let extra = [
-                    (intern!(py, "tool_call_id"), self.string(call_id)),
+                    (intern!(py, "tool_call_id"), self.string(call_id)?),
                     (
                         intern!(py, "is_error"),
                         PyBool::new(py, is_error).to_owned().into_any(),
@@ -458,7 +458,7 @@ impl<'py> Loader<'py, '_, '_> {
         extra: &[(&Bound<'py, PyString>, Bound<'py, PyAny>)],
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
-        let content = self.string(content);
+        let content = self.string(content)?;
         let object = self.object(
             cls,
             &[
@@ -534,7 +534,7 @@ impl<'py> Loader<'py, '_, '_> {
         let content = match &texts[..] {
             [] => py.None().into_bound(py),
             [(_, only)] => only.clone(),
-            _ => self.string(&texts.iter().map(|(text, _)| *text).collect::<String>()),
+            _ => self.string(&texts.iter().map(|(text, _)| *text).collect::<String>())?,
         };
         let binding = match binding {
             Some(b) => self.binding(&b)?,
@@ -609,7 +609,7 @@ impl<'py> Loader<'py, '_, '_> {
         let py = self.py;
         let none = || py.None().into_bound(py);
         match part {
-            Part::Text(text) => Ok(self.string(text)),
+            Part::Text(text) => self.string(text),
             Part::Call {
                 id,
                 name,
@@ -618,8 +618,8 @@ impl<'py> Loader<'py, '_, '_> {
             } => self.object(
                 &self.kit.tool_call,
                 &[
-                    (intern!(py, "id"), self.string(id)),
-                    (intern!(py, "name"), self.string(name)),
+                    (intern!(py, "id"), self.string(id)?),
+                    (intern!(py, "name"), self.string(name)?),
                     (intern!(py, "arguments"), self.frozen(arguments)?),
                     (
                         intern!(py, "_arguments_jcs"),
@@ -630,22 +630,25 @@ impl<'py> Loader<'py, '_, '_> {
             Part::Thinking { text, signature } => self.object(
                 &self.kit.text,
                 &[
-                    (intern!(py, "text"), self.string(text)),
+                    (intern!(py, "text"), self.string(text)?),
                     (
                         intern!(py, "signature"),
-                        signature.map_or_else(none, |s| self.string(s)),
+                        match signature {
+                            Some(s) => self.string(s)?,
+                            None => none(),
+                        },
                     ),
                 ],
             ),
             Part::Redacted(data) => self.object(
                 &self.kit.redacted,
-                &[(intern!(py, "data"), self.string(data))],
+                &[(intern!(py, "data"), self.string(data)?)],
             ),
             Part::Opaque { provider, data } => self.object(
                 &self.kit.opaque,
                 &[
-                    (intern!(py, "provider"), self.string(provider)),
-                    (intern!(py, "data"), self.string(data)),
+                    (intern!(py, "provider"), self.string(provider)?),
+                    (intern!(py, "data"), self.string(data)?),
                 ],
             ),
         }
@@ -668,12 +671,12 @@ impl<'py> Loader<'py, '_, '_> {
         } else {
             let account = b
                 .account
-                .map_or_else(|| py.None().into_bound(py), |a| self.string(a));
+                .map_or_else(|| Ok(py.None().into_bound(py)), |a| self.string(a))?;
             let origin = self.object(
                 &self.kit.origin,
                 &[
-                    (intern!(py, "provider"), self.string(b.provider)),
-                    (intern!(py, "model"), self.string(b.model)),
+                    (intern!(py, "provider"), self.string(b.provider)?),
+                    (intern!(py, "model"), self.string(b.model)?),
                     (intern!(py, "account"), account),
                 ],
             )?;
