@@ -235,6 +235,24 @@ def test_every_binding_text_reads_the_same_both_ways(binding: str) -> None:
     both(json.dumps(document))
 
 
+def test_bindings_of_one_origin_share_its_object_and_others_do_not() -> None:
+    # The reader makes one Origin per distinct (provider, model, account),
+    # looked up by a key of the three; an account, or its absence, tells them apart.
+    origins = [Origin("p", "m"), Origin("p", "m", "a"), Origin("p", "m"), Origin("p", "ma"), Origin("p", "m", "a")]
+    conv = Conversation()
+    for i, origin in enumerate(origins):
+        conv = respond(
+            conv.append(UserMessage(f"q{i}")), origin, AssistantMessage("a", [], [ThinkingBlock.Text("t", "s")])
+        )
+    text = conv.to_json()
+    loaded = [m.thinking_binding.origin for m in Conversation.from_json(text) if isinstance(m, AssistantMessage)]
+    assert loaded == origins
+    assert loaded[0] is loaded[2]
+    assert loaded[1] is loaded[4]
+    assert len({id(o) for o in loaded}) == 3
+    both(text)
+
+
 def paths(value: Any, here: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
     yield here
     if isinstance(value, dict):
