@@ -85,6 +85,33 @@ def digests(data: bytes) -> None:
             raise AssertionError(f"the digests {name} differ from the digests made alone")
 
 
+def _texts(data: bytes) -> list[str]:
+    """Strings of every storage `CPython` has made of ``data``: its bytes as
+    Latin-1 (one byte a unit, maybe ASCII), the same with a unit past U+00FF
+    (UCS-2), and its UTF-16 units with lone surrogates kept (UCS-2, or UCS-4
+    where a pair makes a character past U+FFFF)."""
+    latin1 = data.decode("latin-1")
+    utf16 = data[: len(data) // 2 * 2].decode("utf-16-le", "surrogatepass")
+    return [latin1, latin1 + "\u0100", "\u0100" + latin1, utf16, utf16 + "\U0001f327"]
+
+
+def text(data: bytes) -> None:
+    """Also: a string's JSON as the wire writes it, its UTF-8 transcoded from
+    the string's storage (rust/core/src/utf8.rs), is ``json.dumps``' bytes,
+    and a string with a lone surrogate is refused as ``str.encode`` refuses it."""
+    for s in _texts(data):
+        try:
+            want: bytes | None = json.dumps(s, ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            want = None
+        try:
+            got: bytes | None = _core.wire_json(s)
+        except ThinksealError:
+            got = None
+        if got != want:
+            raise AssertionError(f"the wire JSON of a {len(s)}-character string differs from json.dumps'")
+
+
 def _same_both_ways(
     result: Callable[[bytes], Any], data: bytes, owner: type, python: Mapping[str, Any], what: str
 ) -> None:
@@ -294,6 +321,7 @@ def _targets() -> dict[str, Callable[[bytes], None]]:
         "anthropic_turns": anthropic_turns,
         "walk": walk,
         "digests": digests,
+        "text": text,
     }
     for provider_id in PROVIDER_IDS:
         targets[f"receive:{provider_id}"] = _receive(provider_id)

@@ -10,15 +10,17 @@
 //! - [`parse`]: a strict JSON reader for stored conversations (a fast path
 //!   that refuses what it is not sure of).
 //! - `plain`: the scan for the bytes a JSON string escapes, shared by the writer and the reader.
+//! - [`utf8`]: UTF-8 from the code units a Python `str` stores (Latin-1, UCS-2, UCS-4).
 //! - [`wire`]: the compact JSON of request bodies (Python `json.dumps` bytes).
 //! - [`spans`]: the byte spans of a request body's messages, for editing it in place.
 //!
 //! No Python here: the `thinkseal-python` crate walks Python objects into these types.
 
-// `unsafe` is denied; the exceptions are two AVX2 kernels, each a call into it
-// once the CPU was seen to have AVX2 and its unaligned loads: the BLAKE3 lanes
-// (lanes.rs, 64-byte blocks) and the scan for bytes a JSON string escapes
-// (plain.rs, 32-byte blocks).
+// `unsafe` is denied; the exceptions are three AVX2 kernels, each a call into it
+// once the CPU was seen to have AVX2 and its unaligned loads (and, for UTF-8,
+// stores): the BLAKE3 lanes (lanes.rs, 64-byte blocks), the scan for bytes a
+// JSON string escapes (plain.rs, 32-byte blocks) and the transcoding of
+// Latin-1 and UCS-2 text (utf8.rs, 8-unit blocks).
 #![deny(unsafe_code)]
 
 pub mod digest;
@@ -31,6 +33,7 @@ pub mod model;
 pub mod parse;
 mod plain;
 pub mod spans;
+pub mod utf8;
 pub mod wire;
 
 pub use digest::{Digest, VERSION};

@@ -15,10 +15,9 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::string::PyStringData;
 use pyo3::types::PyString;
+use thinkseal_core::utf8;
 
-/// The string contains a lone surrogate (not valid Unicode, no UTF-8 form).
-#[derive(Debug)]
-pub struct LoneSurrogate;
+pub use thinkseal_core::utf8::LoneSurrogate;
 
 /// The code units of `s`, read in place.
 #[allow(unsafe_code)] // one audited block, with its SAFETY note and measured reason
@@ -74,98 +73,18 @@ pub fn utf8<'a>(s: &'a Bound<'_, PyString>) -> Result<Cow<'a, str>, LoneSurrogat
 }
 
 /// Appends the UTF-8 text of `s` to `out`, transcoded straight from the
-/// string's storage (no temporary): how the message encoder writes text.
-/// On an error, `out` is left as it was.
+/// string's storage (no temporary; [`thinkseal_core::utf8`]): how the
+/// message encoder writes text. On an error, `out` is left as it was.
 pub fn append_utf8(s: &Bound<'_, PyString>, out: &mut Vec<u8>) -> Result<(), LoneSurrogate> {
     match storage(s)? {
         PyStringData::Ucs1(latin1) if is_ascii(s, latin1) => {
             out.extend_from_slice(latin1);
             Ok(())
         }
-        // Room for the longest UTF-8 of each kind's code units: 2 bytes for
-        // Latin-1, 3 for UCS-2 (a surrogate is refused, never written), 4.
-        PyStringData::Ucs1(latin1) => {
-            transcode(latin1.iter().map(|&b| u32::from(b)), latin1.len() * 2, out)
-        }
-        PyStringData::Ucs2(units) => transcode_ucs2(units, out),
-        PyStringData::Ucs4(points) => transcode(points.iter().copied(), points.len() * 4, out),
+        PyStringData::Ucs1(latin1) => utf8::latin1(latin1, out),
+        PyStringData::Ucs2(units) => utf8::ucs2(units, out),
+        PyStringData::Ucs4(points) => utf8::ucs4(points, out),
     }
-}
-
-/// Appends the UTF-8 of a run of code points to `out`. `CPython` never pairs
-/// surrogates inside a str ("\ud83c\udf27" is two lone surrogates, not
-/// U+1F327), so every surrogate is refused, as `str.encode()` refuses it.
-fn transcode(
-    points: impl Iterator<Item = u32>,
-    room: usize,
-    out: &mut Vec<u8>,
-) -> Result<(), LoneSurrogate> {
-    // Written by index into `room` bytes, enough for the longest UTF-8 the
-    // points can have, then cut to what was written: per-byte pushes cost
-    // 2-3x more.
-    let start = out.len();
-    out.resize(start + room, 0);
-    let mut n = start;
-    for p in points {
-        n = put_point(out, n, p).inspect_err(|_| out.truncate(start))?;
-    }
-    out.truncate(n);
-    Ok(())
-}
-
-/// `transcode` for UCS-2, four ASCII units at a time where it can.
-fn transcode_ucs2(units: &[u16], out: &mut Vec<u8>) -> Result<(), LoneSurrogate> {
-    let start = out.len();
-    out.resize(start + units.len() * 3, 0);
-    let mut n = start;
-    let mut quads = units.chunks_exact(4);
-    for quad in &mut quads {
-        if (quad[0] | quad[1] | quad[2] | quad[3]) < 0x80 {
-            for (k, &u) in quad.iter().enumerate() {
-                out[n + k] = u as u8;
-            }
-            n += 4;
-        } else {
-            for &u in quad {
-                n = put_point(out, n, u32::from(u)).inspect_err(|_| out.truncate(start))?;
-            }
-        }
-    }
-    for &u in quads.remainder() {
-        n = put_point(out, n, u32::from(u)).inspect_err(|_| out.truncate(start))?;
-    }
-    out.truncate(n);
-    Ok(())
-}
-
-/// Writes the UTF-8 of `p` at `out[n..]`; where the next one goes.
-#[inline]
-fn put_point(out: &mut [u8], n: usize, p: u32) -> Result<usize, LoneSurrogate> {
-    Ok(match p {
-        0..=0x7F => {
-            out[n] = p as u8;
-            n + 1
-        }
-        0x80..=0x7FF => {
-            out[n] = 0xC0 | (p >> 6) as u8;
-            out[n + 1] = 0x80 | (p & 0x3F) as u8;
-            n + 2
-        }
-        0xD800..=0xDFFF | 0x11_0000.. => return Err(LoneSurrogate),
-        0x800..=0xFFFF => {
-            out[n] = 0xE0 | (p >> 12) as u8;
-            out[n + 1] = 0x80 | ((p >> 6) & 0x3F) as u8;
-            out[n + 2] = 0x80 | (p & 0x3F) as u8;
-            n + 3
-        }
-        _ => {
-            out[n] = 0xF0 | (p >> 18) as u8;
-            out[n + 1] = 0x80 | ((p >> 12) & 0x3F) as u8;
-            out[n + 2] = 0x80 | ((p >> 6) & 0x3F) as u8;
-            out[n + 3] = 0x80 | (p & 0x3F) as u8;
-            n + 4
-        }
-    })
 }
 
 /// Whether `str.strip()` leaves something of `s`: certain when an ASCII
