@@ -596,7 +596,8 @@ def test_message_digests_threads_do_not_change_results():
 
 # The encodings of these pass the native pipeline's batch (128 KiB per hashing
 # thread) several times, so with threads > 1 batches are hashed on another
-# thread while later messages are still being encoded (rust/python/src/pipeline.rs).
+# thread while later messages are still being encoded, and with one each batch
+# is hashed as it fills (rust/python/src/pipeline.rs).
 MIXED = "lörem ipsüm — 東京の天気 🌧 Grüße "
 
 
