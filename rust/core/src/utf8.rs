@@ -202,6 +202,19 @@ mod avx2 {
     /// a unit is 0x800 or more but not 0x80 or more never occur.
     static PACK: [[u8; 16]; 256] = pack_table();
 
+    /// For the same index, how many bytes the four units' UTF-8 has.
+    static PACKED_LEN: [u8; 256] = packed_len_table();
+
+    const fn packed_len_table() -> [u8; 256] {
+        let mut table = [0_u8; 256];
+        let mut index = 0;
+        while index < 256 {
+            table[index] = 4 + (index as u32).count_ones() as u8;
+            index += 1;
+        }
+        table
+    }
+
     const fn pack_table() -> [[u8; 16]; 256] {
         let mut table = [[0x80_u8; 16]; 256];
         let mut index = 0;
@@ -258,13 +271,13 @@ mod avx2 {
                 load(&PACK[high]),
             ),
         );
-        let first = 4 + low.count_ones() as usize;
+        let first = usize::from(PACKED_LEN[low]);
         store(&mut out[n..n + 16], _mm256_castsi256_si128(packed));
         store(
             &mut out[n + first..n + first + 16],
             _mm256_extracti128_si256::<1>(packed),
         );
-        first + 4 + high.count_ones() as usize
+        first + usize::from(PACKED_LEN[high])
     }
 
     /// How far ahead of the block being read the text is asked for.
