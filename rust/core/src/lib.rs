@@ -16,11 +16,12 @@
 //!
 //! No Python here: the `thinkseal-python` crate walks Python objects into these types.
 
-// `unsafe` is denied; the exceptions are three AVX2 kernels, each a call into it
-// once the CPU was seen to have AVX2 and its unaligned loads (and, for UTF-8,
-// stores): the BLAKE3 lanes (lanes.rs, 64-byte blocks), the scan for bytes a
-// JSON string escapes (plain.rs, 32-byte blocks) and the transcoding of
-// Latin-1 and UCS-2 text (utf8.rs, 8-unit blocks).
+// `unsafe` is denied; the exceptions are four SIMD kernels, each a call into it
+// once the CPU was seen to have its features and its unaligned loads (and, for
+// UTF-8, stores): the BLAKE3 lanes (lanes.rs, AVX2, 64-byte blocks), the scan
+// for bytes a JSON string escapes (plain.rs, AVX2, 32-byte blocks) and the
+// transcoding of Latin-1 and UCS-2 text (utf8.rs: AVX2, 8-unit blocks, and
+// AVX-512, 16-unit blocks).
 #![deny(unsafe_code)]
 
 pub mod digest;

@@ -6,22 +6,30 @@
 //! lone surrogates, not U+1F327, which is stored as one UCS-4 unit), so
 //! every surrogate is refused, as `str.encode()` refuses it.
 //!
-//! Latin-1 and UCS-2 text is transcoded eight units at a time with AVX2
-//! where the CPU has it: each unit widened to 32 bits, its one-, two- and
-//! three-byte forms computed side by side and the right one picked by
-//! compare, then the bytes of each four units packed together by one
-//! shuffle from a table indexed by their lengths. Mixed text (a few accented
-//! letters or CJK characters among ASCII) changes a unit's length every few
-//! units, which a unit-by-unit loop pays for in mispredicted branches. The
-//! portable loop stays for CPUs without AVX2 and for the last few units.
+//! Latin-1 and UCS-2 text is transcoded a block of units at a time where the
+//! CPU allows. Each unit is widened to 32 bits and its one-, two- and
+//! three-byte forms are computed side by side, the right one picked by
+//! compare; then the bytes are packed together:
+//!
+//! - with AVX-512 (VBMI2, so Ice Lake and later, Zen 4 and later), sixteen
+//!   units a block, by one byte compress under a mask of the bytes each
+//!   unit has;
+//! - with AVX2, eight units a block, four at a time by a shuffle from a
+//!   table indexed by their lengths.
+//!
+//! Mixed text (a few accented letters or CJK characters among ASCII)
+//! changes a unit's length every few units, which a unit-by-unit loop pays
+//! for in mispredicted branches. The portable loop stays for other CPUs and
+//! for the last few units. Measured in docs/performance.md.
 
 /// The text holds a surrogate code unit or a value past U+10FFFF (no UTF-8 form).
 #[derive(Debug, PartialEq, Eq)]
 pub struct LoneSurrogate;
 
-/// Bytes a block may write past the UTF-8 of the units before it: the
-/// block's second 16-byte store starts up to 12 bytes in.
-const SLACK: usize = 16;
+/// Bytes a block may write past the UTF-8 of the units before it: an
+/// AVX-512 block stores 64 bytes (of 16 to 48), an AVX2 block's second
+/// 16-byte store starts up to 12 bytes in.
+const SLACK: usize = 64;
 
 /// Appends the UTF-8 of Latin-1 `units` to `out` (never an error: no
 /// Latin-1 unit is a surrogate; the `Result` is the other kinds').
@@ -100,21 +108,55 @@ fn write_with(
 
 /// Transcodes the whole blocks of `units` into `out` from `at` on: how many
 /// units were done and where their UTF-8 ends. `out` must have room for
-/// four bytes a unit (three for UCS-2, two for Latin-1) and [`SLACK`] after `at`.
+/// four bytes a unit (three for UCS-2, two for Latin-1) and [`SLACK`] after
+/// `at`. The widest loop this CPU has: AVX-512, AVX2, else the portable one.
 fn blocks(units: Kind<'_>, out: &mut [u8], at: usize) -> Result<(usize, usize), LoneSurrogate> {
+    avx512_blocks(units, out, at)
+        .or_else(|| avx2_blocks(units, out, at))
+        .unwrap_or_else(|| portable_blocks(units, out, at))
+}
+
+/// [`blocks`] with AVX-512 (16 units a block), if this CPU has it.
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
+fn avx512_blocks(
+    units: Kind<'_>,
+    out: &mut [u8],
+    at: usize,
+) -> Option<Result<(usize, usize), LoneSurrogate>> {
+    #[cfg(target_arch = "x86_64")]
+    if avx512::detected() {
+        // SAFETY: the CPU was just seen to have every feature the functions
+        // are compiled for. Measured reason: see docs/performance.md.
+        #[allow(unsafe_code)]
+        return Some(match units {
+            Kind::Latin1(units) => Ok(unsafe { avx512::latin1(units, out, at) }),
+            Kind::Ucs2(units) => unsafe { avx512::ucs2(units, out, at) },
+            Kind::Ucs4(_) => Ok((0, at)),
+        });
+    }
+    None
+}
+
+/// [`blocks`] with AVX2 (8 units a block), if this CPU has it.
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
+fn avx2_blocks(
+    units: Kind<'_>,
+    out: &mut [u8],
+    at: usize,
+) -> Option<Result<(usize, usize), LoneSurrogate>> {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU was just seen to have AVX2, the one feature the
         // functions are compiled for. Measured reason: see the module's
         // documentation and docs/performance.md.
         #[allow(unsafe_code)]
-        return match units {
+        return Some(match units {
             Kind::Latin1(units) => Ok(unsafe { avx2::latin1(units, out, at) }),
             Kind::Ucs2(units) => unsafe { avx2::ucs2(units, out, at) },
             Kind::Ucs4(_) => Ok((0, at)),
-        };
+        });
     }
-    portable_blocks(units, out, at)
+    None
 }
 
 /// [`blocks`] without AVX2: four UCS-2 units at a time, copied as they are
@@ -180,6 +222,146 @@ fn put_point(out: &mut [u8], n: usize, p: u32) -> Result<usize, LoneSurrogate> {
             n + 4
         }
     })
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::{
+        __m128i, __m256i, __m512i, _mm256_and_si256, _mm256_cmpeq_epi16_mask, _mm256_cvtepi16_epi8,
+        _mm256_loadu_si256, _mm256_set1_epi16, _mm256_test_epi16_mask, _mm512_and_si512,
+        _mm512_cmpgt_epu32_mask, _mm512_cvtepu16_epi32, _mm512_cvtepu8_epi32,
+        _mm512_mask_blend_epi32, _mm512_maskz_compress_epi8, _mm512_or_si512, _mm512_set1_epi32,
+        _mm512_slli_epi32, _mm512_srli_epi32, _mm512_storeu_si512, _mm_loadu_si128,
+        _mm_movemask_epi8, _mm_prefetch, _mm_storeu_si128, _pdep_u64, _MM_HINT_T0,
+    };
+
+    use super::LoneSurrogate;
+
+    /// Whether this CPU has every feature the functions here are compiled for.
+    pub(super) fn detected() -> bool {
+        std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512vl")
+            && std::is_x86_feature_detected!("avx512vbmi2")
+            && std::is_x86_feature_detected!("bmi2")
+            && std::is_x86_feature_detected!("popcnt")
+    }
+
+    /// Writes the UTF-8 of sixteen units (each in a 32-bit lane of `w`, none
+    /// a surrogate) at `out[n..]`; how many bytes it has. Stores 64 bytes.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi2,bmi2,popcnt")]
+    fn put16(w: __m512i, out: &mut [u8], n: usize) -> usize {
+        let ones = |v: i32| _mm512_set1_epi32(v);
+        let low6 = _mm512_or_si512(_mm512_and_si512(w, ones(0x3F)), ones(0x80));
+        let mid6 = _mm512_or_si512(
+            _mm512_and_si512(_mm512_srli_epi32::<6>(w), ones(0x3F)),
+            ones(0x80),
+        );
+        let two = _mm512_or_si512(
+            _mm512_or_si512(_mm512_srli_epi32::<6>(w), ones(0xC0)),
+            _mm512_slli_epi32::<8>(low6),
+        );
+        let three = _mm512_or_si512(
+            _mm512_or_si512(_mm512_srli_epi32::<12>(w), ones(0xE0)),
+            _mm512_or_si512(_mm512_slli_epi32::<8>(mid6), _mm512_slli_epi32::<16>(low6)),
+        );
+        let wide = _mm512_cmpgt_epu32_mask(w, ones(0x7F));
+        let wider = _mm512_cmpgt_epu32_mask(w, ones(0x7FF));
+        let forms = _mm512_mask_blend_epi32(wider, _mm512_mask_blend_epi32(wide, w, two), three);
+        // Each lane's first byte, its second when it is 0x80 or more, its
+        // third when 0x800 or more: bits 4k, 4k + 1 and 4k + 2 for lane k.
+        let keep = 0x1111_1111_1111_1111
+            | _pdep_u64(u64::from(wide), 0x2222_2222_2222_2222)
+            | _pdep_u64(u64::from(wider), 0x4444_4444_4444_4444);
+        store64(&mut out[n..n + 64], _mm512_maskz_compress_epi8(keep, forms));
+        keep.count_ones() as usize
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi2,bmi2,popcnt")]
+    fn store64(dst: &mut [u8], v: __m512i) {
+        let dst: &mut [u8; 64] = dst.try_into().expect("64 bytes");
+        // SAFETY: the 64 bytes of `dst` are written; `storeu` needs no alignment.
+        #[allow(unsafe_code)]
+        unsafe {
+            _mm512_storeu_si512(dst.as_mut_ptr().cast(), v);
+        }
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi2,bmi2,popcnt")]
+    fn store16(dst: &mut [u8], v: __m128i) {
+        let dst: &mut [u8; 16] = dst.try_into().expect("16 bytes");
+        // SAFETY: the 16 bytes of `dst` are written; `storeu` needs no alignment.
+        #[allow(unsafe_code)]
+        unsafe {
+            _mm_storeu_si128(dst.as_mut_ptr().cast(), v);
+        }
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi2,bmi2,popcnt")]
+    fn load_units(units: &[u16; 16]) -> __m256i {
+        // SAFETY: the 32 bytes of `units` are read; `loadu` needs no alignment.
+        #[allow(unsafe_code)]
+        unsafe {
+            _mm256_loadu_si256(units.as_ptr().cast())
+        }
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi2,bmi2,popcnt")]
+    fn load_bytes(units: &[u8; 16]) -> __m128i {
+        // SAFETY: the 16 bytes of `units` are read; `loadu` needs no alignment.
+        #[allow(unsafe_code)]
+        unsafe {
+            _mm_loadu_si128(units.as_ptr().cast())
+        }
+    }
+
+    /// [`super::blocks`] of UCS-2 units with AVX-512, sixteen at a time.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi2,bmi2,popcnt")]
+    pub(super) fn ucs2(
+        units: &[u16],
+        out: &mut [u8],
+        at: usize,
+    ) -> Result<(usize, usize), LoneSurrogate> {
+        let mut n = at;
+        let past_ascii = _mm256_set1_epi16(0xFF80_u16.cast_signed());
+        let surrogate_bits = _mm256_set1_epi16(0xF800_u16.cast_signed());
+        let surrogate = _mm256_set1_epi16(0xD800_u16.cast_signed());
+        for block in units.chunks_exact(16) {
+            _mm_prefetch::<_MM_HINT_T0>(
+                block.as_ptr().cast::<i8>().wrapping_add(super::avx2::AHEAD),
+            );
+            let v = load_units(block.try_into().expect("sixteen units"));
+            if _mm256_test_epi16_mask(v, past_ascii) == 0 {
+                store16(&mut out[n..n + 16], _mm256_cvtepi16_epi8(v));
+                n += 16;
+                continue;
+            }
+            if _mm256_cmpeq_epi16_mask(_mm256_and_si256(v, surrogate_bits), surrogate) != 0 {
+                return Err(LoneSurrogate);
+            }
+            n += put16(_mm512_cvtepu16_epi32(v), out, n);
+        }
+        Ok((units.len() / 16 * 16, n))
+    }
+
+    /// [`super::blocks`] of Latin-1 units with AVX-512, sixteen at a time.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi2,bmi2,popcnt")]
+    pub(super) fn latin1(units: &[u8], out: &mut [u8], at: usize) -> (usize, usize) {
+        let mut n = at;
+        for block in units.chunks_exact(16) {
+            _mm_prefetch::<_MM_HINT_T0>(
+                block.as_ptr().cast::<i8>().wrapping_add(super::avx2::AHEAD),
+            );
+            let v = load_bytes(block.try_into().expect("sixteen units"));
+            if _mm_movemask_epi8(v) == 0 {
+                out[n..n + 16].copy_from_slice(block);
+                n += 16;
+                continue;
+            }
+            n += put16(_mm512_cvtepu8_epi32(v), out, n);
+        }
+        (units.len() / 16 * 16, n)
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -281,7 +463,7 @@ mod avx2 {
     }
 
     /// How far ahead of the block being read the text is asked for.
-    const AHEAD: usize = 512;
+    pub(super) const AHEAD: usize = 512;
 
     /// Asks for the cache line [`AHEAD`] bytes past the start of `block`.
     /// Measured reason: a fresh string's text is not in the caches, and the
@@ -380,11 +562,18 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// Every whole-block loop this CPU can run.
+    /// Every whole-block loop this CPU can run (the others stand in for
+    /// the portable one).
     fn loops() -> Vec<Blocks> {
-        let mut loops: Vec<Blocks> = vec![portable_blocks, blocks];
-        loops.dedup_by(|a, b| std::ptr::fn_addr_eq(*a, *b));
-        loops
+        vec![
+            portable_blocks,
+            |units, out, at| {
+                avx2_blocks(units, out, at).unwrap_or_else(|| portable_blocks(units, out, at))
+            },
+            |units, out, at| {
+                avx512_blocks(units, out, at).unwrap_or_else(|| portable_blocks(units, out, at))
+            },
+        ]
     }
 
     /// What `str.encode()` makes of the code units: their UTF-8, or an
