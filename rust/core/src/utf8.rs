@@ -224,17 +224,72 @@ fn put_point(out: &mut [u8], n: usize, p: u32) -> Result<usize, LoneSurrogate> {
     })
 }
 
+/// The two- and three-byte UTF-8 of each 32-bit lane of `$w`, the first
+/// byte in the lane's lowest: `(110xxxxx 10xxxxxx, 1110xxxx 10xxxxxx
+/// 10xxxxxx)`. The same steps for either vector width, given its
+/// intrinsics (broadcast, and, or, shifts right and left).
+#[cfg(target_arch = "x86_64")]
+macro_rules! two_and_three_byte_forms {
+    ($w:expr, $set1:ident, $and:ident, $or:ident, $srli:ident, $slli:ident) => {{
+        let w = $w;
+        let low6 = $or($and(w, $set1(0x3F)), $set1(0x80));
+        let mid6 = $or($and($srli::<6>(w), $set1(0x3F)), $set1(0x80));
+        let two = $or($or($srli::<6>(w), $set1(0xC0)), $slli::<8>(low6));
+        let three = $or(
+            $or($srli::<12>(w), $set1(0xE0)),
+            $or($slli::<8>(mid6), $slli::<16>(low6)),
+        );
+        (two, three)
+    }};
+}
+
+/// Unaligned 16-byte loads and stores, SSE2 (which every x86-64 CPU has),
+/// shared by both kernels.
+#[cfg(target_arch = "x86_64")]
+mod sse2 {
+    use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_storeu_si128};
+
+    /// 16 bytes as a vector.
+    pub(super) fn load(bytes: &[u8; 16]) -> __m128i {
+        // SAFETY: the 16 bytes of `bytes` are read; `loadu` needs no alignment.
+        #[allow(unsafe_code)]
+        unsafe {
+            _mm_loadu_si128(bytes.as_ptr().cast())
+        }
+    }
+
+    /// Eight UCS-2 units as a vector.
+    pub(super) fn load_units(units: &[u16; 8]) -> __m128i {
+        // SAFETY: the 16 bytes of `units` are read; `loadu` needs no alignment.
+        #[allow(unsafe_code)]
+        unsafe {
+            _mm_loadu_si128(units.as_ptr().cast())
+        }
+    }
+
+    /// Stores the 16 bytes of `v` in the first 16 of `dst`.
+    pub(super) fn store(dst: &mut [u8], v: __m128i) {
+        let dst: &mut [u8; 16] = (&mut dst[..16]).try_into().expect("16 bytes");
+        // SAFETY: the 16 bytes of `dst` are written; `storeu` needs no alignment.
+        #[allow(unsafe_code)]
+        unsafe {
+            _mm_storeu_si128(dst.as_mut_ptr().cast(), v);
+        }
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use std::arch::x86_64::{
-        __m128i, __m256i, __m512i, _mm256_and_si256, _mm256_cmpeq_epi16_mask, _mm256_cvtepi16_epi8,
+        __m256i, __m512i, _mm256_and_si256, _mm256_cmpeq_epi16_mask, _mm256_cvtepi16_epi8,
         _mm256_loadu_si256, _mm256_set1_epi16, _mm256_test_epi16_mask, _mm512_and_si512,
         _mm512_cmpgt_epu32_mask, _mm512_cvtepu16_epi32, _mm512_cvtepu8_epi32,
         _mm512_mask_blend_epi32, _mm512_maskz_compress_epi8, _mm512_or_si512, _mm512_set1_epi32,
-        _mm512_slli_epi32, _mm512_srli_epi32, _mm512_storeu_si512, _mm_loadu_si128,
-        _mm_movemask_epi8, _mm_prefetch, _mm_storeu_si128, _pdep_u64, _MM_HINT_T0,
+        _mm512_slli_epi32, _mm512_srli_epi32, _mm512_storeu_si512, _mm_movemask_epi8, _mm_prefetch,
+        _pdep_u64, _MM_HINT_T0,
     };
 
+    use super::sse2::{load, store};
     use super::LoneSurrogate;
 
     /// Whether this CPU has every feature the functions here are compiled for.
@@ -251,22 +306,16 @@ mod avx512 {
     /// a surrogate) at `out[n..]`; how many bytes it has. Stores 64 bytes.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi2,bmi2,popcnt")]
     fn put16(w: __m512i, out: &mut [u8], n: usize) -> usize {
-        let ones = |v: i32| _mm512_set1_epi32(v);
-        let low6 = _mm512_or_si512(_mm512_and_si512(w, ones(0x3F)), ones(0x80));
-        let mid6 = _mm512_or_si512(
-            _mm512_and_si512(_mm512_srli_epi32::<6>(w), ones(0x3F)),
-            ones(0x80),
+        let (two, three) = two_and_three_byte_forms!(
+            w,
+            _mm512_set1_epi32,
+            _mm512_and_si512,
+            _mm512_or_si512,
+            _mm512_srli_epi32,
+            _mm512_slli_epi32
         );
-        let two = _mm512_or_si512(
-            _mm512_or_si512(_mm512_srli_epi32::<6>(w), ones(0xC0)),
-            _mm512_slli_epi32::<8>(low6),
-        );
-        let three = _mm512_or_si512(
-            _mm512_or_si512(_mm512_srli_epi32::<12>(w), ones(0xE0)),
-            _mm512_or_si512(_mm512_slli_epi32::<8>(mid6), _mm512_slli_epi32::<16>(low6)),
-        );
-        let wide = _mm512_cmpgt_epu32_mask(w, ones(0x7F));
-        let wider = _mm512_cmpgt_epu32_mask(w, ones(0x7FF));
+        let wide = _mm512_cmpgt_epu32_mask(w, _mm512_set1_epi32(0x7F));
+        let wider = _mm512_cmpgt_epu32_mask(w, _mm512_set1_epi32(0x7FF));
         let forms = _mm512_mask_blend_epi32(wider, _mm512_mask_blend_epi32(wide, w, two), three);
         // Each lane's first byte, its second when it is 0x80 or more, its
         // third when 0x800 or more: bits 4k, 4k + 1 and 4k + 2 for lane k.
@@ -288,30 +337,11 @@ mod avx512 {
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi2,bmi2,popcnt")]
-    fn store16(dst: &mut [u8], v: __m128i) {
-        let dst: &mut [u8; 16] = dst.try_into().expect("16 bytes");
-        // SAFETY: the 16 bytes of `dst` are written; `storeu` needs no alignment.
-        #[allow(unsafe_code)]
-        unsafe {
-            _mm_storeu_si128(dst.as_mut_ptr().cast(), v);
-        }
-    }
-
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi2,bmi2,popcnt")]
     fn load_units(units: &[u16; 16]) -> __m256i {
         // SAFETY: the 32 bytes of `units` are read; `loadu` needs no alignment.
         #[allow(unsafe_code)]
         unsafe {
             _mm256_loadu_si256(units.as_ptr().cast())
-        }
-    }
-
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi2,bmi2,popcnt")]
-    fn load_bytes(units: &[u8; 16]) -> __m128i {
-        // SAFETY: the 16 bytes of `units` are read; `loadu` needs no alignment.
-        #[allow(unsafe_code)]
-        unsafe {
-            _mm_loadu_si128(units.as_ptr().cast())
         }
     }
 
@@ -332,7 +362,7 @@ mod avx512 {
             );
             let v = load_units(block.try_into().expect("sixteen units"));
             if _mm256_test_epi16_mask(v, past_ascii) == 0 {
-                store16(&mut out[n..n + 16], _mm256_cvtepi16_epi8(v));
+                store(&mut out[n..], _mm256_cvtepi16_epi8(v));
                 n += 16;
                 continue;
             }
@@ -352,7 +382,7 @@ mod avx512 {
             _mm_prefetch::<_MM_HINT_T0>(
                 block.as_ptr().cast::<i8>().wrapping_add(super::avx2::AHEAD),
             );
-            let v = load_bytes(block.try_into().expect("sixteen units"));
+            let v = load(block.try_into().expect("sixteen units"));
             if _mm_movemask_epi8(v) == 0 {
                 out[n..n + 16].copy_from_slice(block);
                 n += 16;
@@ -367,15 +397,15 @@ mod avx512 {
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::{
-        __m128i, __m256i, _mm256_and_si256, _mm256_blendv_epi8, _mm256_castsi128_si256,
-        _mm256_castsi256_ps, _mm256_castsi256_si128, _mm256_cmpgt_epi32, _mm256_cvtepu16_epi32,
-        _mm256_cvtepu8_epi32, _mm256_extracti128_si256, _mm256_inserti128_si256,
-        _mm256_movemask_ps, _mm256_or_si256, _mm256_set1_epi32, _mm256_shuffle_epi8,
-        _mm256_slli_epi32, _mm256_srli_epi32, _mm_and_si128, _mm_cmpeq_epi16, _mm_cvtsi64_si128,
-        _mm_loadu_si128, _mm_movemask_epi8, _mm_packus_epi16, _mm_prefetch, _mm_set1_epi16,
-        _mm_storeu_si128, _mm_testz_si128, _MM_HINT_T0,
+        __m256i, _mm256_and_si256, _mm256_blendv_epi8, _mm256_castsi128_si256, _mm256_castsi256_ps,
+        _mm256_castsi256_si128, _mm256_cmpgt_epi32, _mm256_cvtepu16_epi32, _mm256_cvtepu8_epi32,
+        _mm256_extracti128_si256, _mm256_inserti128_si256, _mm256_movemask_ps, _mm256_or_si256,
+        _mm256_set1_epi32, _mm256_shuffle_epi8, _mm256_slli_epi32, _mm256_srli_epi32,
+        _mm_and_si128, _mm_cmpeq_epi16, _mm_cvtsi64_si128, _mm_movemask_epi8, _mm_packus_epi16,
+        _mm_prefetch, _mm_set1_epi16, _mm_testz_si128, _MM_HINT_T0,
     };
 
+    use super::sse2::{load, load_units, store};
     use super::LoneSurrogate;
 
     /// For four units' lengths (bit k: unit k is 0x80 or more; bit k + 4:
@@ -423,24 +453,16 @@ mod avx2 {
     /// `n` and 16 at most 12 bytes after it.
     #[target_feature(enable = "avx2")]
     fn put8(w: __m256i, out: &mut [u8], n: usize) -> usize {
-        let ones = |v: i32| _mm256_set1_epi32(v);
-        let low6 = _mm256_or_si256(_mm256_and_si256(w, ones(0x3F)), ones(0x80));
-        let mid6 = _mm256_or_si256(
-            _mm256_and_si256(_mm256_srli_epi32::<6>(w), ones(0x3F)),
-            ones(0x80),
+        let (two, three) = two_and_three_byte_forms!(
+            w,
+            _mm256_set1_epi32,
+            _mm256_and_si256,
+            _mm256_or_si256,
+            _mm256_srli_epi32,
+            _mm256_slli_epi32
         );
-        // Two bytes: 110xxxxx 10xxxxxx; three: 1110xxxx 10xxxxxx 10xxxxxx,
-        // the first byte in the lane's lowest.
-        let two = _mm256_or_si256(
-            _mm256_or_si256(_mm256_srli_epi32::<6>(w), ones(0xC0)),
-            _mm256_slli_epi32::<8>(low6),
-        );
-        let three = _mm256_or_si256(
-            _mm256_or_si256(_mm256_srli_epi32::<12>(w), ones(0xE0)),
-            _mm256_or_si256(_mm256_slli_epi32::<8>(mid6), _mm256_slli_epi32::<16>(low6)),
-        );
-        let past_ascii = _mm256_cmpgt_epi32(w, ones(0x7F));
-        let past_two = _mm256_cmpgt_epi32(w, ones(0x7FF));
+        let past_ascii = _mm256_cmpgt_epi32(w, _mm256_set1_epi32(0x7F));
+        let past_two = _mm256_cmpgt_epi32(w, _mm256_set1_epi32(0x7FF));
         let forms = _mm256_blendv_epi8(_mm256_blendv_epi8(w, two, past_ascii), three, past_two);
         let wide = _mm256_movemask_ps(_mm256_castsi256_ps(past_ascii)).cast_unsigned() as usize;
         let wider = _mm256_movemask_ps(_mm256_castsi256_ps(past_two)).cast_unsigned() as usize;
@@ -454,11 +476,8 @@ mod avx2 {
             ),
         );
         let first = usize::from(PACKED_LEN[low]);
-        store(&mut out[n..n + 16], _mm256_castsi256_si128(packed));
-        store(
-            &mut out[n + first..n + first + 16],
-            _mm256_extracti128_si256::<1>(packed),
-        );
+        store(&mut out[n..], _mm256_castsi256_si128(packed));
+        store(&mut out[n + first..], _mm256_extracti128_si256::<1>(packed));
         first + usize::from(PACKED_LEN[high])
     }
 
@@ -478,37 +497,6 @@ mod avx2 {
         _mm_prefetch::<_MM_HINT_T0>(block.as_ptr().cast::<i8>().wrapping_add(AHEAD));
     }
 
-    /// The first 16 bytes of `bytes` as a vector.
-    #[target_feature(enable = "avx2")]
-    fn load(bytes: &[u8; 16]) -> __m128i {
-        // SAFETY: the 16 bytes of `bytes` are read; `loadu` needs no alignment.
-        #[allow(unsafe_code)]
-        unsafe {
-            _mm_loadu_si128(bytes.as_ptr().cast())
-        }
-    }
-
-    /// Eight UCS-2 units as a vector.
-    #[target_feature(enable = "avx2")]
-    fn load_units(units: &[u16; 8]) -> __m128i {
-        // SAFETY: the 16 bytes of `units` are read; `loadu` needs no alignment.
-        #[allow(unsafe_code)]
-        unsafe {
-            _mm_loadu_si128(units.as_ptr().cast())
-        }
-    }
-
-    /// Stores the 16 bytes of `v` in `dst`.
-    #[target_feature(enable = "avx2")]
-    fn store(dst: &mut [u8], v: __m128i) {
-        let dst: &mut [u8; 16] = dst.try_into().expect("16 bytes");
-        // SAFETY: the 16 bytes of `dst` are written; `storeu` needs no alignment.
-        #[allow(unsafe_code)]
-        unsafe {
-            _mm_storeu_si128(dst.as_mut_ptr().cast(), v);
-        }
-    }
-
     /// [`super::blocks`] of UCS-2 units with AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) fn ucs2(
@@ -525,7 +513,7 @@ mod avx2 {
             let v = load_units(block.try_into().expect("eight units"));
             if _mm_testz_si128(v, past_ascii) == 1 {
                 // All ASCII: each unit's low byte (16 bytes stored, 8 kept).
-                store(&mut out[n..n + 16], _mm_packus_epi16(v, v));
+                store(&mut out[n..], _mm_packus_epi16(v, v));
                 n += 8;
                 continue;
             }
