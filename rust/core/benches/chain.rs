@@ -1,12 +1,13 @@
 //! Criterion benches of the core: per-message digest of a 1.6 KB message (the
 //! floor of any per-prefix scheme), batch digests on 1 and 2 threads, keyed
 //! BLAKE3 of 2,000 message-sized inputs through the lanes against one at a
-//! time, and the chain step. The Python-side comparison against a pure-Python
-//! chain lives in benches/ (pytest-benchmark).
+//! time, the chain step, and the UTF-8 of UCS-2 text (the widest kernel this
+//! CPU has) against the standard library's. The Python-side comparison
+//! against a pure-Python chain lives in benches/ (pytest-benchmark).
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use thinkseal_core::model::{Block, Message, Part, ToolCall};
-use thinkseal_core::{digest, lanes};
+use thinkseal_core::{digest, lanes, utf8};
 
 /// A 1.6 KB assistant turn: thinking, text and one tool call.
 fn turn(i: usize) -> Message {
@@ -77,6 +78,32 @@ fn benches(c: &mut Criterion) {
     group.throughput(Throughput::Elements(digests.len() as u64));
     group.bench_function("chain", |b| {
         b.iter(|| digest::chain(&digest::CHAIN_START, black_box(&digests)));
+    });
+    group.finish();
+
+    // The cold fingerprint's user message (benches/compare.py: `NON_ASCII`
+    // three times), 1,481 units.
+    let text = format!(
+        "demande 0: {}",
+        "lörem ipsüm dolor sit ämet — 東京の天気 ".repeat(42)
+    );
+    let units: Vec<u16> = text.encode_utf16().collect();
+    let mut group = c.benchmark_group("utf8_of_ucs2_mixed_text");
+    group.throughput(Throughput::Elements(units.len() as u64));
+    group.bench_function("utf8::ucs2", |b| {
+        let mut out = Vec::with_capacity(units.len() * 3 + 64);
+        b.iter(|| {
+            out.clear();
+            utf8::ucs2(black_box(&units), &mut out).expect("no surrogate");
+            out.len()
+        });
+    });
+    group.bench_function("std String::from_utf16", |b| {
+        b.iter(|| {
+            String::from_utf16(black_box(&units))
+                .expect("no surrogate")
+                .len()
+        });
     });
     group.finish();
 }
