@@ -74,25 +74,10 @@ fn write_with(
 ) -> Result<(), LoneSurrogate> {
     let start = out.len();
     out.resize(start + room + SLACK, 0);
-    let written = blocks(units, out, start).and_then(|(done, mut n)| {
-        match units {
-            Kind::Latin1(units) => {
-                for &u in &units[done..] {
-                    n = put_point(out, n, u32::from(u))?;
-                }
-            }
-            Kind::Ucs2(units) => {
-                for &u in &units[done..] {
-                    n = put_point(out, n, u32::from(u))?;
-                }
-            }
-            Kind::Ucs4(points) => {
-                for &p in &points[done..] {
-                    n = put_point(out, n, p)?;
-                }
-            }
-        }
-        Ok(n)
+    let written = blocks(units, out, start).and_then(|(done, n)| match units {
+        Kind::Latin1(units) => put_points(out, n, units[done..].iter().map(|&u| u32::from(u))),
+        Kind::Ucs2(units) => put_points(out, n, units[done..].iter().map(|&u| u32::from(u))),
+        Kind::Ucs4(points) => put_points(out, n, points[done..].iter().copied()),
     });
     match written {
         Ok(n) => {
@@ -189,6 +174,18 @@ fn portable_blocks(
     Ok((done, n))
 }
 
+/// Writes the UTF-8 of `points` at `out[n..]`, one by one; where it ends.
+fn put_points(
+    out: &mut [u8],
+    mut n: usize,
+    points: impl Iterator<Item = u32>,
+) -> Result<usize, LoneSurrogate> {
+    for p in points {
+        n = put_point(out, n, p)?;
+    }
+    Ok(n)
+}
+
 /// Writes the UTF-8 of `p` at `out[n..]`; where the next one goes.
 ///
 /// Always inlined: as a call (which the compiler chose for `#[inline]`), a
@@ -243,11 +240,13 @@ macro_rules! two_and_three_byte_forms {
     }};
 }
 
-/// Unaligned 16-byte loads and stores, SSE2 (which every x86-64 CPU has),
-/// shared by both kernels.
+/// Unaligned 16-byte loads and stores and the prefetch hint, SSE2 (which
+/// every x86-64 CPU has), shared by both kernels.
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
-    use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_storeu_si128};
+    use std::arch::x86_64::{
+        __m128i, _mm_loadu_si128, _mm_prefetch, _mm_storeu_si128, _MM_HINT_T0,
+    };
 
     /// 16 bytes as a vector.
     pub(super) fn load(bytes: &[u8; 16]) -> __m128i {
@@ -265,6 +264,22 @@ mod sse2 {
         unsafe {
             _mm_loadu_si128(units.as_ptr().cast())
         }
+    }
+
+    /// How far ahead of the block being read the text is asked for.
+    const AHEAD: usize = 512;
+
+    /// Asks for the cache line [`AHEAD`] bytes past the start of `block`.
+    /// Measured reason: a fresh string's text is not in the caches, and the
+    /// processor's own prefetch did not keep up; the cold digests of 2,100
+    /// fresh non-ASCII messages took 2.68-2.75 us a message on one thread
+    /// without it, 2.47-2.51 with it at 256, 512 or 1,024 bytes (1.77
+    /// against 1.51-1.55 on two threads; see docs/performance.md).
+    #[target_feature(enable = "sse")]
+    pub(super) fn prefetch_ahead<T>(block: &[T]) {
+        // A hint: it reads nothing into the program and never faults,
+        // whatever the address (here maybe past the text).
+        _mm_prefetch::<_MM_HINT_T0>(block.as_ptr().cast::<i8>().wrapping_add(AHEAD));
     }
 
     /// Stores the 16 bytes of `v` in the first 16 of `dst`.
@@ -285,11 +300,10 @@ mod avx512 {
         _mm256_loadu_si256, _mm256_set1_epi16, _mm256_test_epi16_mask, _mm512_and_si512,
         _mm512_cmpgt_epu32_mask, _mm512_cvtepu16_epi32, _mm512_cvtepu8_epi32,
         _mm512_mask_blend_epi32, _mm512_maskz_compress_epi8, _mm512_or_si512, _mm512_set1_epi32,
-        _mm512_slli_epi32, _mm512_srli_epi32, _mm512_storeu_si512, _mm_movemask_epi8, _mm_prefetch,
-        _pdep_u64, _MM_HINT_T0,
+        _mm512_slli_epi32, _mm512_srli_epi32, _mm512_storeu_si512, _mm_movemask_epi8, _pdep_u64,
     };
 
-    use super::sse2::{load, store};
+    use super::sse2::{load, prefetch_ahead, store};
     use super::LoneSurrogate;
 
     /// Whether this CPU has every feature the functions here are compiled for.
@@ -357,9 +371,7 @@ mod avx512 {
         let surrogate_bits = _mm256_set1_epi16(0xF800_u16.cast_signed());
         let surrogate = _mm256_set1_epi16(0xD800_u16.cast_signed());
         for block in units.chunks_exact(16) {
-            _mm_prefetch::<_MM_HINT_T0>(
-                block.as_ptr().cast::<i8>().wrapping_add(super::avx2::AHEAD),
-            );
+            prefetch_ahead(block);
             let v = load_units(block.try_into().expect("sixteen units"));
             if _mm256_test_epi16_mask(v, past_ascii) == 0 {
                 store(&mut out[n..], _mm256_cvtepi16_epi8(v));
@@ -379,9 +391,7 @@ mod avx512 {
     pub(super) fn latin1(units: &[u8], out: &mut [u8], at: usize) -> (usize, usize) {
         let mut n = at;
         for block in units.chunks_exact(16) {
-            _mm_prefetch::<_MM_HINT_T0>(
-                block.as_ptr().cast::<i8>().wrapping_add(super::avx2::AHEAD),
-            );
+            prefetch_ahead(block);
             let v = load(block.try_into().expect("sixteen units"));
             if _mm_movemask_epi8(v) == 0 {
                 out[n..n + 16].copy_from_slice(block);
@@ -402,10 +412,10 @@ mod avx2 {
         _mm256_extracti128_si256, _mm256_inserti128_si256, _mm256_movemask_ps, _mm256_or_si256,
         _mm256_set1_epi32, _mm256_shuffle_epi8, _mm256_slli_epi32, _mm256_srli_epi32,
         _mm_and_si128, _mm_cmpeq_epi16, _mm_cvtsi64_si128, _mm_movemask_epi8, _mm_packus_epi16,
-        _mm_prefetch, _mm_set1_epi16, _mm_testz_si128, _MM_HINT_T0,
+        _mm_set1_epi16, _mm_testz_si128,
     };
 
-    use super::sse2::{load, load_units, store};
+    use super::sse2::{load, load_units, prefetch_ahead, store};
     use super::LoneSurrogate;
 
     /// For four units' lengths (bit k: unit k is 0x80 or more; bit k + 4:
@@ -479,22 +489,6 @@ mod avx2 {
         store(&mut out[n..], _mm256_castsi256_si128(packed));
         store(&mut out[n + first..], _mm256_extracti128_si256::<1>(packed));
         first + usize::from(PACKED_LEN[high])
-    }
-
-    /// How far ahead of the block being read the text is asked for.
-    pub(super) const AHEAD: usize = 512;
-
-    /// Asks for the cache line [`AHEAD`] bytes past the start of `block`.
-    /// Measured reason: a fresh string's text is not in the caches, and the
-    /// processor's own prefetch did not keep up; the cold digests of 2,100
-    /// fresh non-ASCII messages took 2.68-2.75 us a message on one thread
-    /// without it, 2.47-2.51 with it at 256, 512 or 1,024 bytes (1.77
-    /// against 1.51-1.55 on two threads; see docs/performance.md).
-    #[target_feature(enable = "avx2")]
-    fn prefetch_ahead<T>(block: &[T]) {
-        // A hint: it reads nothing into the program and never faults,
-        // whatever the address (here maybe past the text).
-        _mm_prefetch::<_MM_HINT_T0>(block.as_ptr().cast::<i8>().wrapping_add(AHEAD));
     }
 
     /// [`super::blocks`] of UCS-2 units with AVX2.
