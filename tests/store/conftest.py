@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import tempfile
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import psycopg
 import pytest
 import redis
+from psycopg import pq
 
 from thinkseal.store import (
     AsyncPostgresStore,
@@ -186,6 +188,25 @@ class Backend:
         finally:
             client.close()
         raise AssertionError("the monitor ended before the end mark")
+
+    def round_trips(self, store: Any, action: Any) -> int:
+        """Statements a PostgreSQL store sent while ``action()`` ran, each
+        waited for (the server's ReadyForQuery messages in libpq's trace of
+        every connection the store holds; it opens them as it first needs them)."""
+        assert self.name == "postgres"
+        with tempfile.TemporaryFile(mode="w+") as trace:
+            connections = list(store._all)
+            for conn in connections:
+                conn.pgconn.trace(trace.fileno())
+                conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+            try:
+                action()
+            finally:
+                for conn in connections:
+                    conn.pgconn.untrace()
+            assert list(store._all) == connections, "the action opened a connection its trace missed"
+            trace.seek(0)
+            return sum(line.split("\t")[2:3] == ["ReadyForQuery"] for line in trace)
 
     def cleanup(self) -> None:
         for store in self._stores:

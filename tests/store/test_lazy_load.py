@@ -487,3 +487,21 @@ def test_lazy_that_is_not_a_bool_is_named(backend: Backend, lazy: Any) -> None:
 
     with pytest.raises(thinkseal.ValidationError, match="lazy: expected bool"):
         asyncio.run(load_async())
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+@pytest.mark.parametrize(("system", "round_trips"), [(False, 3), (True, 4)])
+def test_a_postgres_lazy_load_of_a_seen_target_is_three_or_four_round_trips(
+    backend: Backend, system: bool, round_trips: int
+) -> None:
+    # The fragment index, the system messages inside the run (when there are
+    # any), the session row with the rows after the run (one statement), the
+    # target's fragment rows with their parts (one statement).
+    store = backend.store()
+    conv = long_conversation(30, system=system)
+    session_id = store.create(conv)
+    assert claude_body(store.load(session_id, lazy=True)) == claude_body(conv)  # maps all, writes fragments
+    bodies: list[bytes] = []
+    read = backend.round_trips(store, lambda: bodies.append(claude_body(store.load(session_id, lazy=True))))
+    assert read == round_trips
+    assert bodies == [claude_body(conv)]

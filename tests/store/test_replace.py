@@ -6,6 +6,7 @@ back to the same length), and nothing written then."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import pytest
@@ -105,12 +106,14 @@ def test_replace_keeps_seals_it_was_given(either: Any) -> None:
     assert [e.kept for e in store.load(sid).replay_report(CLAUDE)] == [True, True]
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "redis"], indirect=True)
 def test_a_read_sees_one_snapshot_while_a_replace_commits(backend: Backend) -> None:
     """A replace committed in the middle of a read (after the session row is
     read, before all its rows are) leaves the read whole: the session as it
-    was, not its row with the new rows (SQLite and PostgreSQL read in one
-    snapshot; Redis reads in batches, each checked against the epoch, and reads
-    again when it changed)."""
+    was, not its row with the new rows (SQLite reads in one transaction;
+    Redis reads in batches, each checked against the epoch, and reads again
+    when it changed; PostgreSQL reads both in one statement, which has no
+    middle: `test_a_postgres_read_is_one_statement`)."""
     mine, other = backend.store(), backend.store()
     old = Conversation([UserMessage(f"old {i}") for i in range(1500)])  # more than one Redis batch
     new = Conversation([UserMessage(f"new {i}") for i in range(1200)])
@@ -147,3 +150,39 @@ def test_a_read_sees_one_snapshot_while_a_replace_commits(backend: Backend) -> N
     else:
         assert loaded == new  # read again after the epoch changed
     assert mine.load(sid) == new
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_a_postgres_read_is_one_statement(backend: Backend) -> None:
+    """PostgreSQL reads the session row and the message rows of a load or a
+    refresh in one statement, one snapshot: one round trip, and every load
+    made while another store replaces the session back and forth is one
+    version whole."""
+    mine, other = backend.store(), backend.store()
+    old = Conversation([UserMessage(f"old {i}") for i in range(1500)])
+    new = Conversation([UserMessage(f"new {i}") for i in range(1200)])
+    sid = mine.create(old)
+    held = mine.load(sid)
+    assert backend.round_trips(mine, lambda: mine.load(sid)) == 1
+    other.append(sid, [UserMessage("more")], expected_length=len(old))
+    assert backend.round_trips(mine, lambda: mine.refresh(sid, held)) == 1
+
+    versions = [old.append(UserMessage("more")), new]
+    done = threading.Event()
+
+    def swap() -> None:
+        try:
+            for i in range(8):
+                other.replace(sid, versions[(i + 1) % 2], expected_length=len(versions[i % 2]))
+        finally:
+            done.set()
+
+    swapper = threading.Thread(target=swap)
+    swapper.start()
+    loads = 0
+    while not done.is_set():
+        assert mine.load(sid) in versions
+        loads += 1
+    swapper.join()
+    assert loads
+    assert mine.load(sid) == versions[0]

@@ -424,7 +424,8 @@ def sql_row(session_id: str, position: int, item: Any) -> MessageRow:
     checked: at its position (a row deleted behind the store's back is an
     error: what followed it cannot be placed), its body text, its digest and
     chain value 32 bytes each."""
-    stored, body, digest, chain = item
+    # Indexed, not unpacked: PostgreSQL's rows carry the session row's columns after these.
+    stored, body, digest, chain = item[0], item[1], item[2], item[3]
     if type(stored) is not int or stored != position:
         raise missing_row(session_id, position)
     if type(body) is not str and type(body) is not bytes:

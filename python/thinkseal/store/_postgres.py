@@ -60,7 +60,9 @@ _COPY_FROM = 16
 # Rows converted by psycopg per batch in the asyncio store, which yields to the
 # event loop between batches (a batch of 1.6 KB messages takes about 1 ms).
 _FETCH_BATCH = 1000
-_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+# `_SQL.read`'s rows: a message row's four columns, then `_SQL.head`'s eleven.
+_READ_HEAD = 4
+_HEAD_COLUMNS = 11
 _FORK_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"
 _ADVISORY_LOCK = "SELECT pg_advisory_xact_lock(7218190011)"
 
@@ -140,15 +142,30 @@ CREATE TABLE IF NOT EXISTS {p} (
         self.add_column = f"ALTER TABLE {s} ADD COLUMN IF NOT EXISTS {{}} {{}}"
         # The session row, the chain value of its last message row and its
         # latest context row, in one statement (one snapshot).
-        self.head = (
-            "SELECT s.length, s.chain, s.contexts, s.version, s.epoch, s.metadata, "
+        head_columns = (
+            "s.length, s.chain, s.contexts, s.version, s.epoch, s.metadata, "
             f"(SELECT m.chain FROM {m} m WHERE m.session_id = s.session_id AND m.position = s.length - 1), "
-            f"c.version, c.position, c.body, c.digest FROM {s} s LEFT JOIN {c} c "
-            "ON c.session_id = s.session_id AND c.version = s.contexts - 1 WHERE s.session_id = %s"
+            "c.version, c.position, c.body, c.digest"
         )
+        head_from = (
+            f"FROM {s} s LEFT JOIN {c} c ON c.session_id = s.session_id AND c.version = s.contexts - 1 "
+            "WHERE s.session_id = %s"
+        )
+        self.head = f"SELECT {head_columns} {head_from}"
         self.rows = (
             f"SELECT position, body, digest, chain FROM {m} "
             "WHERE session_id = %s AND position >= %s AND position < %s ORDER BY position"
+        )
+        # The session row and its message rows from a position to its length,
+        # in one statement: one snapshot without a transaction, whose BEGIN,
+        # SET and COMMIT were three more round trips. Each row has the message
+        # row's columns, then the head's: the head row's
+        # position is NULL, a message row's head columns are.
+        self.read = (
+            f"SELECT NULL, NULL, NULL, NULL, {head_columns} {head_from} "
+            f"UNION ALL (SELECT position, body, digest, chain{', NULL' * _HEAD_COLUMNS} FROM {m} "
+            f"WHERE session_id = %s AND position >= %s AND position < (SELECT length FROM {s} WHERE session_id = %s) "
+            "ORDER BY position)"
         )
         self.insert_new_session = (
             f"INSERT INTO {s} (session_id, length, chain, contexts, version, epoch, metadata) "
@@ -184,16 +201,14 @@ CREATE TABLE IF NOT EXISTS {p} (
             f"SELECT target, wire_key, start, stop, entry FROM {f} WHERE session_id = %s "
             "ORDER BY target, wire_key, start"
         )
-        # A row's data: its first part in the row, the others (of a row of more
-        # than FRAGMENT_PART bytes) in the parts table. Two statements, each in
-        # its key's order: one that ordered the union would sort megabytes.
+        # A target's rows and the parts of their data, in one statement: a
+        # row's data is its first part, the others (of a row of more than
+        # FRAGMENT_PART bytes) are in the parts table, read with a NULL stop.
+        # Not ordered here (ordering the union would sort megabytes): the few
+        # rows are put in order as they are read (`_fragment_rows`).
         self.fragments = (
-            f"SELECT wire_key, start, stop, entry, data FROM {f} WHERE session_id = %s AND target = %s "
-            "ORDER BY wire_key, start"
-        )
-        self.parts = (
-            f"SELECT wire_key, start, part, data FROM {p} WHERE session_id = %s AND target = %s "
-            "ORDER BY wire_key, start, part"
+            f"SELECT wire_key, start, stop, entry, data, 0 FROM {f} WHERE session_id = %s AND target = %s "
+            f"UNION ALL SELECT wire_key, start, NULL, NULL, data, part FROM {p} WHERE session_id = %s AND target = %s"
         )
         self.drop_parts = f"DELETE FROM {p} WHERE session_id = %s AND target = %s AND wire_key = %s AND start = %s"
         self.put_part = (
@@ -245,6 +260,39 @@ def _head_of(session_id: str, row: Sequence[Any] | None) -> Head | None:
         last_chain=row[6],
         context=context,
     )
+
+
+def _read_params(session_id: str, start: int) -> tuple[str, str, int, str]:
+    return (session_id, session_id, start, session_id)
+
+
+def _split_read(session_id: str, raw: list[tuple[Any, ...]]) -> tuple[Head, list[tuple[Any, ...]]]:
+    """`_SQL.read`'s head and message rows (``raw``, the head row taken out).
+    PostgreSQL returns a union's parts in order, so the head row comes first;
+    it is looked for should a plan ever put it elsewhere. The message rows
+    come in order from their one part, as each is checked at its position."""
+    at = 0 if raw and raw[0][0] is None else next((i for i, row in enumerate(raw) if row[0] is None), None)
+    if at is None:
+        raise SessionNotFoundError(session_id)
+    return _found(session_id, _head_of(session_id, raw.pop(at)[_READ_HEAD:])), raw
+
+
+def _fragment_rows(target: bytes, raw: list[tuple[Any, ...]]) -> list[FragmentRow]:
+    """`_SQL.fragments`' rows, each with its data's parts in order, in the
+    order of their keys."""
+    rows: list[tuple[Any, ...]] = []
+    rest: dict[tuple[object, object], list[tuple[int, object]]] = {}
+    for wire_key, start, stop, entry, data, part in raw:
+        if stop is None:
+            rest.setdefault((wire_key, start), []).append((part, data))
+        else:
+            rows.append((wire_key, start, stop, entry, data))
+    rows.sort(key=lambda row: (row[0], row[1]))
+    read = [
+        (wire_key, start, stop, entry, data_parts([(0, data), *sorted(rest.get((wire_key, start), ()))]))
+        for wire_key, start, stop, entry, data in rows
+    ]
+    return fragment_rows(target, read)
 
 
 def _found(session_id: str, head: Head | None) -> Head:
@@ -331,10 +379,9 @@ class PostgresStore(Store):
             return _found(session_id, self._head_in(conn, session_id))
 
     def _read(self, session_id: str, start: int) -> tuple[Head, list[tuple[Any, ...]]]:
-        with self._connection() as conn, conn.transaction():
-            conn.execute(_SNAPSHOT)
-            head = _found(session_id, self._head_in(conn, session_id))
-            return head, conn.execute(self._sql.rows, (session_id, start, head.length), binary=True).fetchall()
+        with self._connection() as conn:
+            raw = conn.execute(self._sql.read, _read_params(session_id, start), binary=True).fetchall()
+        return _split_read(session_id, raw)
 
     def _write_rows(
         self,
@@ -441,19 +488,9 @@ class PostgresStore(Store):
         return [f for f in map(fragment_index_of, rows) if f is not None]
 
     def _fragments(self, session_id: str, target: bytes) -> list[FragmentRow]:
-        # No snapshot needed: a row whose parts changed between the two reads
-        # does not check (docs/persistence.md, "Prepared fragments").
         with self._connection() as conn:
-            rows = conn.execute(self._sql.fragments, (session_id, target), binary=True).fetchall()
-            parts = conn.execute(self._sql.parts, (session_id, target), binary=True).fetchall()
-        rest: dict[tuple[object, object], list[tuple[int, object]]] = {}
-        for wire_key, start, number, data in parts:
-            rest.setdefault((wire_key, start), []).append((number, data))
-        read = [
-            (wire_key, start, stop, entry, data_parts([(0, data), *rest.get((wire_key, start), ())]))
-            for wire_key, start, stop, entry, data in rows
-        ]
-        return fragment_rows(target, read)
+            raw = conn.execute(self._sql.fragments, (session_id, target, session_id, target), binary=True).fetchall()
+        return _fragment_rows(target, raw)
 
     def _put_fragment(
         self, session_id: str, target: bytes, wire_key: str, start: int, end: int, entry: bytes, data: bytes
@@ -558,16 +595,14 @@ class AsyncPostgresStore(AsyncStore):
             return _found(session_id, await self._head_in(conn, session_id))
 
     async def _read(self, session_id: str, start: int) -> tuple[Head, list[tuple[Any, ...]]]:
-        async with self._connection() as conn, conn.transaction():
-            await conn.execute(_SNAPSHOT)
-            head = _found(session_id, await self._head_in(conn, session_id))
-            cur = await conn.execute(self._sql.rows, (session_id, start, head.length), binary=True)
+        async with self._connection() as conn:
+            cur = await conn.execute(self._sql.read, _read_params(session_id, start), binary=True)
             rows: list[tuple[Any, ...]] = []
             while batch := await cur.fetchmany(_FETCH_BATCH):
                 rows += batch
                 if len(batch) == _FETCH_BATCH:
                     await asyncio.sleep(0)  # the rows are converted here, on the loop: let it serve others
-            return head, rows
+        return _split_read(session_id, rows)
 
     async def _write_rows(
         self,
