@@ -234,6 +234,36 @@ def test_data_of_several_parts_is_read_back_whole_and_leaves_no_parts_behind(sto
     assert stored_values(backend, sid) == 0
 
 
+def test_a_row_rewritten_at_its_start_keeps_exactly_its_own_parts(store: Any, backend: Backend) -> None:
+    # A run's row grows as the session does (more parts over fewer), and may
+    # be written shorter again (fewer over more): its data reads back as the
+    # last write's, and no part of an earlier write is left.
+    split = backend.name != "sqlite"
+    sid = store.create(Conversation(plain(8)))
+    put(store, sid, T1, K1, 0, 2)
+    store._put_fragment(sid, T1, K1, 0, 4, b"grown", BIG)
+    assert read_back(store, sid, T1) == [(K1, 0, 4, b"grown", BIG)]
+    assert stored_values(backend, sid) == (4 if split else 1)
+    shorter = BIG[: FRAGMENT_PART + 7]  # two parts
+    store._put_fragment(sid, T1, K1, 0, 6, b"shorter", shorter)
+    assert read_back(store, sid, T1) == [(K1, 0, 6, b"shorter", shorter)]
+    assert stored_values(backend, sid) == (2 if split else 1)
+    store._put_fragment(sid, T1, K1, 0, 8, b"grown again", BIG + b"!")
+    assert read_back(store, sid, T1) == [(K1, 0, 8, b"grown again", BIG + b"!")]
+    assert stored_values(backend, sid) == (4 if split else 1)
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_a_postgres_fragment_write_is_one_statement(store: Any, backend: Backend) -> None:
+    # The session row locked, the merged rows and the old parts deleted, the
+    # row and its parts put: one round trip, whatever the number of parts.
+    sid = store.create(Conversation(plain(8)))
+    put(store, sid, T1, K1, 0, 2)
+    assert backend.round_trips(store, lambda: store._put_fragment(sid, T1, K1, 0, 4, b"grown", BIG)) == 1
+    assert backend.round_trips(store, lambda: put(store, sid, T1, K1, 0, 6)) == 1
+    assert read_back(store, sid, T1) == [(K1, 0, 6, b"entry 0-6", b"data 0-6" * 3)]
+
+
 @pytest.mark.parametrize("backend", ["postgres", "redis"], indirect=True)
 def test_a_row_with_a_part_missing_is_passed_over(store: Any, backend: Backend) -> None:
     sid = store.create(Conversation(plain(4)))

@@ -210,20 +210,29 @@ CREATE TABLE IF NOT EXISTS {p} (
             f"SELECT wire_key, start, stop, entry, data, 0 FROM {f} WHERE session_id = %s AND target = %s "
             f"UNION ALL SELECT wire_key, start, NULL, NULL, data, part FROM {p} WHERE session_id = %s AND target = %s"
         )
-        self.drop_parts = f"DELETE FROM {p} WHERE session_id = %s AND target = %s AND wire_key = %s AND start = %s"
-        self.put_part = (
-            f"INSERT INTO {p} (session_id, target, wire_key, start, part, data) VALUES (%s, %s, %s, %s, %s, %s)"
-        )
-        # The session row locked (FOR KEY SHARE) so a delete cannot commit between
-        # the check and the insert; the foreign key would refuse an orphan anyway.
-        self.lock_session = f"SELECT 1 FROM {s} WHERE session_id = %s FOR KEY SHARE"
-        self.merge_fragments = (
-            f"DELETE FROM {f} WHERE session_id = %s AND target = %s AND wire_key = %s AND start > %s AND start < %s"
-        )
+        # A fragment row written, in one statement: the session row locked (FOR
+        # KEY SHARE, so a delete cannot commit between the check and the
+        # writes; the foreign keys would refuse an orphan anyway), the rows it
+        # merges deleted (their parts cascade), the row put, and the parts of
+        # its data after the first put over the parts of the row it replaces,
+        # those past its own deleted. The parts are numbered apart from the
+        # ones they replace so the statement's parts never touch one row twice.
+        key = "session_id = %(id)s AND target = %(target)s AND wire_key = %(key)s"
         self.put_fragment = (
-            f"INSERT INTO {f} (session_id, target, wire_key, start, stop, entry, data) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (session_id, target, wire_key, start) "
-            "DO UPDATE SET stop = EXCLUDED.stop, entry = EXCLUDED.entry, data = EXCLUDED.data"
+            f"WITH held AS (SELECT 1 FROM {s} WHERE session_id = %(id)s FOR KEY SHARE), "
+            f"merged AS (DELETE FROM {f} WHERE {key} AND start > %(start)s AND start < %(stop)s "
+            "AND EXISTS (SELECT 1 FROM held)), "
+            f"dropped AS (DELETE FROM {p} WHERE {key} AND start = %(start)s AND part > %(parts)s "
+            "AND EXISTS (SELECT 1 FROM held)), "
+            f"written AS (INSERT INTO {f} (session_id, target, wire_key, start, stop, entry, data) "
+            "SELECT %(id)s, %(target)s, %(key)s, %(start)s, %(stop)s, %(entry)s, %(first)s "
+            "WHERE EXISTS (SELECT 1 FROM held) ON CONFLICT (session_id, target, wire_key, start) "
+            "DO UPDATE SET stop = EXCLUDED.stop, entry = EXCLUDED.entry, data = EXCLUDED.data) "
+            f"INSERT INTO {p} (session_id, target, wire_key, start, part, data) "
+            "SELECT %(id)s, %(target)s, %(key)s, %(start)s, number, part "
+            "FROM unnest(%(numbers)s::integer[], %(rest)s::bytea[]) AS rest (number, part) "
+            "WHERE EXISTS (SELECT 1 FROM held) ON CONFLICT (session_id, target, wire_key, start, part) "
+            "DO UPDATE SET data = EXCLUDED.data"
         )
         self.set_metadata = f"UPDATE {s} SET metadata = %s WHERE session_id = %s"
         self.sessions = f"SELECT session_id FROM {s} ORDER BY seq"
@@ -495,18 +504,21 @@ class PostgresStore(Store):
     def _put_fragment(
         self, session_id: str, target: bytes, wire_key: str, start: int, end: int, entry: bytes, data: bytes
     ) -> None:
-        sql = self._sql
-        with self._connection() as conn, conn.transaction():
-            if conn.execute(sql.lock_session, (session_id,)).fetchone() is None:
-                return
-            conn.execute(sql.merge_fragments, (session_id, target, wire_key, start, end))
-            key = (session_id, target, wire_key, start)
-            conn.execute(sql.drop_parts, key)  # those of the row it replaces
-            first, *rest = fragment_parts(data)
-            conn.execute(sql.put_fragment, (*key, end, entry, first))
-            if rest:
-                with conn.cursor() as cur:
-                    cur.executemany(sql.put_part, [(*key, i, part) for i, part in enumerate(rest, 1)])
+        first, *rest = fragment_parts(data)
+        params = {
+            "id": session_id,
+            "target": target,
+            "key": wire_key,
+            "start": start,
+            "stop": end,
+            "entry": entry,
+            "first": first,
+            "parts": len(rest),
+            "numbers": list(range(1, len(rest) + 1)),
+            "rest": rest,
+        }
+        with self._connection() as conn:
+            conn.execute(self._sql.put_fragment, params)
 
     def close(self) -> None:
         with self._lock:
