@@ -17,6 +17,7 @@ from thinkseal.store import SessionNotFoundError
 from thinkseal.store import _base as store_base
 from thinkseal.testing import respond
 
+from .conftest import Backend
 from .histories import CLAUDE, SECRET, SIGNATURES, TOOLS, opaque_turn, plain, sealed_conversation, turn
 
 
@@ -75,6 +76,26 @@ def test_append_is_conditional_on_the_loaded_length(store: Any) -> None:
     assert (err.session_id, err.expected_length, err.actual_length) == (sid, 1, 2)
     assert "stale" not in str(err)
     assert [m.text for m in store.load(sid)] == ["one", "two"]  # nothing of the loser written
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_a_short_postgres_append_is_one_statement(store: Any, backend: Backend) -> None:
+    # The session row advanced and the rows and context row inserted in one
+    # statement, once the store knows the session row (from its load, or its
+    # own last write); a lost race adds the read of the session row for its error.
+    sid = store.create(Conversation([UserMessage("one")]))
+    store.load(sid)
+    assert backend.round_trips(store, lambda: store.append(sid, [UserMessage("two")], expected_length=1)) == 1
+    held = store.load(sid)
+    retooled = held.append(UserMessage("three")).with_tools([Tool("added")])
+    assert backend.round_trips(store, lambda: store.save(sid, retooled, expected_length=2)) == 1
+    assert store.load(sid) == retooled
+    assert store.load(sid).tools == (Tool("added"),)
+    other = backend.store()
+    other.append(sid, [UserMessage("four")], expected_length=3)
+    with pytest.raises(ConflictError):
+        store.append(sid, [UserMessage("lost")], expected_length=3)
+    assert [m.text for m in store.load(sid)] == ["one", "two", "three", "four"]  # nothing of the loser written
 
 
 def test_append_to_a_missing_session(store: Any) -> None:

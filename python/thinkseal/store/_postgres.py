@@ -185,6 +185,20 @@ CREATE TABLE IF NOT EXISTS {p} (
             f"UPDATE {s} SET length = %s, chain = %s, contexts = %s "
             "WHERE session_id = %s AND length = %s AND chain = %s AND contexts = %s AND epoch = %s"
         )
+        # A short append in one statement: the session row advanced as by
+        # `advance`, and only then (joined to it) its message rows and its
+        # context row inserted; the count says whether it advanced. Longer
+        # ones are copied in (`_write_rows`).
+        self.append = (
+            f"WITH advanced AS ({self.advance} RETURNING session_id), "
+            f"added AS (INSERT INTO {m} (session_id, position, body, digest, chain) "
+            "SELECT advanced.session_id, r.position, r.body, r.digest, r.chain FROM advanced, "
+            "unnest(%s::integer[], %s::text[], %s::bytea[], %s::bytea[]) AS r (position, body, digest, chain)), "
+            f"context AS (INSERT INTO {c} (session_id, version, position, body, digest) "
+            "SELECT advanced.session_id, r.version, r.position, r.body, r.digest FROM advanced, "
+            "unnest(%s::integer[], %s::integer[], %s::text[], %s::bytea[]) AS r (version, position, body, digest)) "
+            "SELECT count(*) FROM advanced"
+        )
         self.replace = (
             f"UPDATE {s} SET length = %s, chain = %s, contexts = %s, version = %s, epoch = %s "
             "WHERE session_id = %s AND length = %s AND chain = %s AND contexts = %s AND epoch = %s"
@@ -314,6 +328,22 @@ def _raw_bytes(raw: Sequence[Sequence[Any]]) -> int:
     return sum(len(r[1]) for r in raw if isinstance(r[1], (str, bytes)))
 
 
+def _append_params(advance: tuple[Any, ...], rows: list[MessageRow], context: ContextRow | None) -> tuple[Any, ...]:
+    """`_SQL.append`'s parameters: `advance`'s, then the rows' and the context row's columns as arrays."""
+    contexts = [] if context is None else [context]
+    return (
+        *advance,
+        [r.position for r in rows],
+        [r.body for r in rows],
+        [r.digest for r in rows],
+        [r.chain for r in rows],
+        [c.version for c in contexts],
+        [c.position for c in contexts],
+        [c.body for c in contexts],
+        [c.digest for c in contexts],
+    )
+
+
 def _params(session_id: str, rows: list[MessageRow]) -> list[tuple[Any, ...]]:
     return [(session_id, *r) for r in rows]
 
@@ -422,10 +452,16 @@ class PostgresStore(Store):
         self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
     ) -> None:
         params = advance_params(session_id, head, rows, chain, context)
-        with self._connection() as conn, conn.transaction():
-            if conn.execute(self._sql.advance, params).rowcount != 1:
-                raise lost_race(session_id, head, self._head_in(conn, session_id))
-            self._write_rows(conn, session_id, rows, context)
+        with self._connection() as conn:
+            if len(rows) < _COPY_FROM:
+                advanced = conn.execute(self._sql.append, _append_params(params, rows, context)).fetchone()
+                if advanced != (1,):
+                    raise lost_race(session_id, head, self._head_in(conn, session_id))
+                return
+            with conn.transaction():
+                if conn.execute(self._sql.advance, params).rowcount != 1:
+                    raise lost_race(session_id, head, self._head_in(conn, session_id))
+                self._write_rows(conn, session_id, rows, context)
 
     def _replace_rows(
         self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
@@ -646,10 +682,16 @@ class AsyncPostgresStore(AsyncStore):
         self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
     ) -> None:
         params = advance_params(session_id, head, rows, chain, context)
-        async with self._connection() as conn, conn.transaction():
-            if (await conn.execute(self._sql.advance, params)).rowcount != 1:
-                raise lost_race(session_id, head, await self._head_in(conn, session_id))
-            await self._write_rows(conn, session_id, rows, context)
+        async with self._connection() as conn:
+            if len(rows) < _COPY_FROM:
+                cur = await conn.execute(self._sql.append, _append_params(params, rows, context))
+                if await cur.fetchone() != (1,):
+                    raise lost_race(session_id, head, await self._head_in(conn, session_id))
+                return
+            async with conn.transaction():
+                if (await conn.execute(self._sql.advance, params)).rowcount != 1:
+                    raise lost_race(session_id, head, await self._head_in(conn, session_id))
+                await self._write_rows(conn, session_id, rows, context)
 
     async def _replace_rows(
         self, session_id: str, head: Head, rows: list[MessageRow], chain: bytes, context: ContextRow | None
