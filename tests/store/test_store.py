@@ -93,8 +93,12 @@ def test_a_short_postgres_append_is_one_statement(store: Any, backend: Backend) 
     assert store.load(sid).tools == (Tool("added"),)
     other = backend.store()
     other.append(sid, [UserMessage("four")], expected_length=3)
-    with pytest.raises(ConflictError):
-        store.append(sid, [UserMessage("lost")], expected_length=3)
+
+    def lose() -> None:
+        with pytest.raises(ConflictError):
+            store.append(sid, [UserMessage("lost")], expected_length=3)
+
+    assert backend.round_trips(store, lose) == 2
     assert [m.text for m in store.load(sid)] == ["one", "two", "three", "four"]  # nothing of the loser written
 
 

@@ -157,10 +157,10 @@ CREATE TABLE IF NOT EXISTS {p} (
             "WHERE session_id = %s AND position >= %s AND position < %s ORDER BY position"
         )
         # The session row and its message rows from a position to its length,
-        # in one statement: one snapshot without a transaction, whose BEGIN,
-        # SET and COMMIT were three more round trips. Each row has the message
-        # row's columns, then the head's: the head row's
-        # position is NULL, a message row's head columns are.
+        # in one statement: one snapshot without a transaction (five round
+        # trips before: BEGIN, its mode, the session row, the rows, COMMIT).
+        # Each row has a message row's columns, then the head's: the head
+        # row's position is NULL, a message row's head columns are.
         self.read = (
             f"SELECT NULL, NULL, NULL, NULL, {head_columns} {head_from} "
             f"UNION ALL (SELECT position, body, digest, chain{', NULL' * _HEAD_COLUMNS} FROM {m} "
@@ -228,9 +228,9 @@ CREATE TABLE IF NOT EXISTS {p} (
         # KEY SHARE, so a delete cannot commit between the check and the
         # writes; the foreign keys would refuse an orphan anyway), the rows it
         # merges deleted (their parts cascade), the row put, and the parts of
-        # its data after the first put over the parts of the row it replaces,
-        # those past its own deleted. The parts are numbered apart from the
-        # ones they replace so the statement's parts never touch one row twice.
+        # its data after the first put over those of the row it replaces. Of
+        # the old parts, only those numbered past the new row's last are
+        # deleted: no part row is both deleted and written by the statement.
         key = "session_id = %(id)s AND target = %(target)s AND wire_key = %(key)s"
         self.put_fragment = (
             f"WITH held AS (SELECT 1 FROM {s} WHERE session_id = %(id)s FOR KEY SHARE), "
