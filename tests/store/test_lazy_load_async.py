@@ -69,7 +69,15 @@ def test_prepare_reads_and_writes_nothing_on_the_event_loop(backend: Backend, mo
             session_id = await store.create(conv)
             assert await lazy_body(store, session_id, "anthropic", CLAUDE.model) == claude_body(conv)
             twin = store._lazy_twin()
-            for name in ("_fragments", "_put_fragment", "_rows_between", "_rows_at", "_fragment_index", "_read"):
+            for name in (
+                "_fragments",
+                "_put_fragment",
+                "_rows_between",
+                "_rows_at",
+                "_fragment_index",
+                "_fragment_index_and_tail",
+                "_read",
+            ):
                 method = getattr(twin, name)
 
                 def recorded(*args: Any, _name: str = name, _method: Any = method) -> Any:

@@ -21,6 +21,7 @@ from .._messages import Message
 from ._codec import (
     CHAIN_START,
     ContextRow,
+    FragmentIndex,
     FragmentRow,
     Head,
     Integrity,
@@ -28,6 +29,7 @@ from ._codec import (
     Session,
     SessionInfo,
     SessionNotFoundError,
+    Tail,
     build,
     chain_of,
     check_length,
@@ -295,6 +297,14 @@ class Store(abc.ABC):
     def _fragment_index(self, session_id: str) -> list[tuple[bytes, str, int, int, bytes]]:
         """Every fragment row of the session as ``(target, wire_key, start,
         end, entry)``, without their data (small: read on every lazy load)."""
+
+    def _fragment_index_and_tail(self, session_id: str, back: int) -> tuple[list[FragmentIndex], Tail | None]:
+        """``_fragment_index`` and, where the backend reads them in the same
+        statement (PostgreSQL), the session row and its message rows from
+        ``back`` before the end of its last fragment row (from the start when
+        it has none): what a lazy load reads after planning its run when that
+        run ends there. None here: the load reads them after its plan."""
+        return self._fragment_index(session_id), None
 
     @abc.abstractmethod
     def _fragments(self, session_id: str, target: bytes) -> list[FragmentRow]:

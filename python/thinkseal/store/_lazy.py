@@ -3,7 +3,8 @@ a worker that holds nothing reads what a request needs, not the history.
 
 The load reads the session's fragment entries (``_fragments``), then only the
 message rows after the longest run of fragment rows and the system messages
-before it. The messages before are read from the store when something first
+before it (PostgreSQL reads the entries and the rows after the end of the
+last fragment row in one statement, ``Store._fragment_index_and_tail``). The messages before are read from the store when something first
 touches one (``StoredItems``), as few as that touch needs. ``prepare`` for a
 target that a run was written for restores that target's replay decisions
 and wire messages from the run (``StoredPrefix.restore``), so it decides and
@@ -34,6 +35,7 @@ from ._codec import (
     FragmentRow,
     Head,
     MessageRow,
+    Tail,
     decode_context,
     decode_messages,
     head_checks,
@@ -369,12 +371,25 @@ def _tampered(session_id: str, wire_key: str, start: int, end: int) -> None:
 LOOK_BACK: Final = 4
 
 
-def _plan(store: Store, session_id: str) -> tuple[list[Entry], set[bytes]]:
+def _plan(store: Store, session_id: str) -> tuple[list[Entry], set[bytes], Tail | None]:
     """The longest run of checked fragment rows of any target (none: read
-    every row), and the targets that have fragment rows."""
-    index = store._fragment_index(session_id)
+    every row), the targets that have fragment rows, and the rows the backend
+    read with them (``Store._fragment_index_and_tail``)."""
+    index, tail = store._fragment_index_and_tail(session_id, LOOK_BACK + 1)
     entries = [e for e in (read_entry(*row, store._fragment_key) for row in index) if e is not None]
-    return max(chains_of(entries).values(), key=lambda run: run[-1].end, default=[]), {row[0] for row in index}
+    run = max(chains_of(entries).values(), key=lambda run: run[-1].end, default=[])
+    return run, {row[0] for row in index}, tail
+
+
+def _rows_from(store: Store, session_id: str, first: int, planned: Tail | None) -> tuple[Head, Any]:
+    """The session row and its message rows from ``first``: those read with
+    the plan when they start there or before, else read now."""
+    if planned is not None:
+        head, planned_first, raw = planned
+        if planned_first <= first:
+            store._known.put(session_id, head)
+            return head, raw[first - planned_first :]
+    return store._read_known(session_id, first)
 
 
 _WRITER: ThreadPoolExecutor | None = None
@@ -419,14 +434,15 @@ def load_lazy(
     every target's fragment rows are read now, and written back in the
     background (``StoredPrefix``)."""
     targets: set[bytes] = set()
+    planned: Tail | None = None
     if run is None:
-        run, targets = _plan(store, session_id)
+        run, targets, planned = _plan(store, session_id)
     run_end = run[-1].end if run else 0
     start = max(run_end - LOOK_BACK, 0)  # the first message read now
     systems = _prefix_systems(store, session_id, run, start)
     if systems is None:
         return load_lazy(store, session_id, [], for_event_loop)
-    head, raw = store._read_known(session_id, max(start - 1, 0))
+    head, raw = _rows_from(store, session_id, max(start - 1, 0), planned)
     current, consistent = head_checks(session_id, head)
     if run_end and (run_end > head.length or not current or not consistent):
         return load_lazy(store, session_id, [], for_event_loop)

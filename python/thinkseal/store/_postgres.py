@@ -30,11 +30,13 @@ from ._base import AsyncStore, Store
 from ._codec import (
     CHAIN_START,
     ContextRow,
+    FragmentIndex,
     FragmentRow,
     Head,
     MessageRow,
     SessionInfo,
     SessionNotFoundError,
+    Tail,
     advance_params,
     bad_row,
     conflict,
@@ -167,6 +169,22 @@ CREATE TABLE IF NOT EXISTS {p} (
             f"WHERE session_id = %s AND position >= %s AND position < (SELECT length FROM {s} WHERE session_id = %s) "
             "ORDER BY position)"
         )
+        # A lazy load's plan and rows in one statement: `read` from `back`
+        # before the end of the session's last fragment row (from its start
+        # when it has none), the head row carrying the fragment index (as
+        # `fragment_index`, an array of records) and that first position.
+        tail_first = f"SELECT GREATEST(COALESCE(max(stop), 0) - %s, 0) FROM {f} WHERE session_id = %s"
+        index = (
+            "SELECT array_agg(ROW(target, wire_key, start, stop, entry) ORDER BY target, wire_key, start) "
+            f"FROM {f} WHERE session_id = s.session_id"
+        )
+        self.read_lazy = (
+            f"WITH t (first) AS ({tail_first}) "
+            f"SELECT NULL, NULL, NULL, NULL, {head_columns}, ({index}), (SELECT first FROM t) {head_from} "
+            f"UNION ALL (SELECT position, body, digest, chain{', NULL' * (_HEAD_COLUMNS + 2)} FROM {m} "
+            f"WHERE session_id = %s AND position >= (SELECT first FROM t) "
+            f"AND position < (SELECT length FROM {s} WHERE session_id = %s) ORDER BY position)"
+        )
         self.insert_new_session = (
             f"INSERT INTO {s} (session_id, length, chain, contexts, version, epoch, metadata) "
             "VALUES (%s, %s, %s, %s, %s, 0, %s) ON CONFLICT (session_id) DO NOTHING"
@@ -289,15 +307,20 @@ def _read_params(session_id: str, start: int) -> tuple[str, str, int, str]:
     return (session_id, session_id, start, session_id)
 
 
-def _split_read(session_id: str, raw: list[tuple[Any, ...]]) -> tuple[Head, list[tuple[Any, ...]]]:
-    """`_SQL.read`'s head and message rows (``raw``, the head row taken out).
-    PostgreSQL returns a union's parts in order, so the head row comes first;
-    it is looked for should a plan ever put it elsewhere. The message rows
-    come in order from their one part, as each is checked at its position."""
+def _split_read(session_id: str, raw: list[tuple[Any, ...]]) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
+    """The head row of `_SQL.read` (or `read_lazy`) and its message rows
+    (``raw``, the head row taken out). PostgreSQL returns a union's parts in
+    order, so the head row comes first; it is looked for should a plan ever
+    put it elsewhere. The message rows come in order from their one part, as
+    each is checked at its position."""
     at = 0 if raw and raw[0][0] is None else next((i for i, row in enumerate(raw) if row[0] is None), None)
     if at is None:
         raise SessionNotFoundError(session_id)
-    return _found(session_id, _head_of(session_id, raw.pop(at)[_READ_HEAD:])), raw
+    return raw.pop(at), raw
+
+
+def _read_head(session_id: str, row: tuple[Any, ...]) -> Head:
+    return _found(session_id, _head_of(session_id, row[_READ_HEAD : _READ_HEAD + _HEAD_COLUMNS]))
 
 
 def _fragment_rows(target: bytes, raw: list[tuple[Any, ...]]) -> list[FragmentRow]:
@@ -420,7 +443,8 @@ class PostgresStore(Store):
     def _read(self, session_id: str, start: int) -> tuple[Head, list[tuple[Any, ...]]]:
         with self._connection() as conn:
             raw = conn.execute(self._sql.read, _read_params(session_id, start), binary=True).fetchall()
-        return _split_read(session_id, raw)
+        row, raw = _split_read(session_id, raw)
+        return _read_head(session_id, row), raw
 
     def _write_rows(
         self,
@@ -531,6 +555,15 @@ class PostgresStore(Store):
         with self._connection() as conn:
             rows = conn.execute(self._sql.fragment_index, (session_id,), binary=True).fetchall()
         return [f for f in map(fragment_index_of, rows) if f is not None]
+
+    def _fragment_index_and_tail(self, session_id: str, back: int) -> tuple[list[FragmentIndex], Tail | None]:
+        params = (back, session_id, session_id, session_id, session_id)
+        with self._connection() as conn:
+            raw = conn.execute(self._sql.read_lazy, params, binary=True).fetchall()
+        row, raw = _split_read(session_id, raw)
+        index, first = row[_READ_HEAD + _HEAD_COLUMNS :]
+        head = _read_head(session_id, row)
+        return [f for f in map(fragment_index_of, index or ()) if f is not None], (head, first, raw)
 
     def _fragments(self, session_id: str, target: bytes) -> list[FragmentRow]:
         with self._connection() as conn:
@@ -650,7 +683,8 @@ class AsyncPostgresStore(AsyncStore):
                 rows += batch
                 if len(batch) == _FETCH_BATCH:
                     await asyncio.sleep(0)  # the rows are converted here, on the loop: let it serve others
-        return _split_read(session_id, rows)
+        row, rows = _split_read(session_id, rows)
+        return _read_head(session_id, row), rows
 
     async def _write_rows(
         self,
