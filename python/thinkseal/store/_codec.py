@@ -471,7 +471,7 @@ def row_slices(session_id: str, start: int, end: int, raw: list[Any], row_of: Ro
 FragmentIndex = tuple[bytes, str, int, int, bytes]
 # A session row read with the fragment index, its first position read and its
 # message rows from there, as the backend returns them (``Store._fragment_index_and_tail``).
-Tail = tuple["Head", int, list[Any]]
+Tail = tuple[Head, int, list[Any]]
 # (wire key, start, stop, entry, the data's parts as read: one on SQLite)
 FragmentRow = tuple[str, int, int, bytes, list[bytes]]
 

@@ -151,39 +151,43 @@ CREATE TABLE IF NOT EXISTS {p} (
         )
         head_from = (
             f"FROM {s} s LEFT JOIN {c} c ON c.session_id = s.session_id AND c.version = s.contexts - 1 "
-            "WHERE s.session_id = %s"
+            "WHERE s.session_id = %(id)s"
         )
         self.head = f"SELECT {head_columns} {head_from}"
         self.rows = (
             f"SELECT position, body, digest, chain FROM {m} "
             "WHERE session_id = %s AND position >= %s AND position < %s ORDER BY position"
         )
-        # The session row and its message rows from a position to its length,
-        # in one statement: one snapshot without a transaction (five round
-        # trips before: BEGIN, its mode, the session row, the rows, COMMIT).
-        # Each row has a message row's columns, then the head's: the head
-        # row's position is NULL, a message row's head columns are.
-        self.read = (
-            f"SELECT NULL, NULL, NULL, NULL, {head_columns} {head_from} "
-            f"UNION ALL (SELECT position, body, digest, chain{', NULL' * _HEAD_COLUMNS} FROM {m} "
-            f"WHERE session_id = %s AND position >= %s AND position < (SELECT length FROM {s} WHERE session_id = %s) "
-            "ORDER BY position)"
-        )
-        # A lazy load's plan and rows in one statement: `read` from `back`
-        # before the end of the session's last fragment row (from its start
-        # when it has none), the head row carrying the fragment index (as
-        # `fragment_index`, an array of records) and that first position.
-        tail_first = f"SELECT GREATEST(COALESCE(max(stop), 0) - %s, 0) FROM {f} WHERE session_id = %s"
+
+        def with_rows(more: list[str], first: str) -> str:
+            # The session row (`head`'s columns, then `more`) and its message
+            # rows from `first` to its length, in one statement: one snapshot
+            # without a transaction. Each row has a message row's columns,
+            # then the session row's: the session row's position is NULL, a
+            # message row's session columns are.
+            nulls = ", NULL" * (_HEAD_COLUMNS + len(more))
+            return (
+                f"SELECT NULL, NULL, NULL, NULL, {', '.join([head_columns, *more])} {head_from} "
+                f"UNION ALL (SELECT position, body, digest, chain{nulls} FROM {m} "
+                f"WHERE session_id = %(id)s AND position >= {first} "
+                f"AND position < (SELECT length FROM {s} WHERE session_id = %(id)s) ORDER BY position)"
+            )
+
+        # A load's or refresh's read (five round trips before: BEGIN, its
+        # mode, the session row, the rows, COMMIT).
+        self.read = with_rows([], "%(start)s")
+        # A lazy load's plan and rows: the rows from `back` before the end of
+        # the session's last fragment row (from its start when it has none),
+        # the session row carrying the fragment index (an array of records)
+        # and that first position.
         index = (
             "SELECT array_agg(ROW(target, wire_key, start, stop, entry) ORDER BY target, wire_key, start) "
             f"FROM {f} WHERE session_id = s.session_id"
         )
+        first = "(SELECT first FROM t)"
         self.read_lazy = (
-            f"WITH t (first) AS ({tail_first}) "
-            f"SELECT NULL, NULL, NULL, NULL, {head_columns}, ({index}), (SELECT first FROM t) {head_from} "
-            f"UNION ALL (SELECT position, body, digest, chain{', NULL' * (_HEAD_COLUMNS + 2)} FROM {m} "
-            f"WHERE session_id = %s AND position >= (SELECT first FROM t) "
-            f"AND position < (SELECT length FROM {s} WHERE session_id = %s) ORDER BY position)"
+            f"WITH t (first) AS (SELECT GREATEST(COALESCE(max(stop), 0) - %(back)s, 0) FROM {f} "
+            f"WHERE session_id = %(id)s) " + with_rows([f"({index})", first], first)
         )
         self.insert_new_session = (
             f"INSERT INTO {s} (session_id, length, chain, contexts, version, epoch, metadata) "
@@ -301,10 +305,6 @@ def _head_of(session_id: str, row: Sequence[Any] | None) -> Head | None:
         last_chain=row[6],
         context=context,
     )
-
-
-def _read_params(session_id: str, start: int) -> tuple[str, str, int, str]:
-    return (session_id, session_id, start, session_id)
 
 
 def _split_read(session_id: str, raw: list[tuple[Any, ...]]) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
@@ -434,7 +434,7 @@ class PostgresStore(Store):
                     self._free.append(conn)
 
     def _head_in(self, conn: psycopg.Connection[tuple[Any, ...]], session_id: str) -> Head | None:
-        return _head_of(session_id, conn.execute(self._sql.head, (session_id,)).fetchone())
+        return _head_of(session_id, conn.execute(self._sql.head, {"id": session_id}).fetchone())
 
     def _head(self, session_id: str) -> Head:
         with self._connection() as conn:
@@ -442,7 +442,7 @@ class PostgresStore(Store):
 
     def _read(self, session_id: str, start: int) -> tuple[Head, list[tuple[Any, ...]]]:
         with self._connection() as conn:
-            raw = conn.execute(self._sql.read, _read_params(session_id, start), binary=True).fetchall()
+            raw = conn.execute(self._sql.read, {"id": session_id, "start": start}, binary=True).fetchall()
         row, raw = _split_read(session_id, raw)
         return _read_head(session_id, row), raw
 
@@ -557,9 +557,8 @@ class PostgresStore(Store):
         return [f for f in map(fragment_index_of, rows) if f is not None]
 
     def _fragment_index_and_tail(self, session_id: str, back: int) -> tuple[list[FragmentIndex], Tail | None]:
-        params = (back, session_id, session_id, session_id, session_id)
         with self._connection() as conn:
-            raw = conn.execute(self._sql.read_lazy, params, binary=True).fetchall()
+            raw = conn.execute(self._sql.read_lazy, {"id": session_id, "back": back}, binary=True).fetchall()
         row, raw = _split_read(session_id, raw)
         index, first = row[_READ_HEAD + _HEAD_COLUMNS :]
         head = _read_head(session_id, row)
@@ -669,7 +668,7 @@ class AsyncPostgresStore(AsyncStore):
                 self._free.append(conn)
 
     async def _head_in(self, conn: psycopg.AsyncConnection[tuple[Any, ...]], session_id: str) -> Head | None:
-        return _head_of(session_id, await (await conn.execute(self._sql.head, (session_id,))).fetchone())
+        return _head_of(session_id, await (await conn.execute(self._sql.head, {"id": session_id})).fetchone())
 
     async def _head(self, session_id: str) -> Head:
         async with self._connection() as conn:
@@ -677,7 +676,7 @@ class AsyncPostgresStore(AsyncStore):
 
     async def _read(self, session_id: str, start: int) -> tuple[Head, list[tuple[Any, ...]]]:
         async with self._connection() as conn:
-            cur = await conn.execute(self._sql.read, _read_params(session_id, start), binary=True)
+            cur = await conn.execute(self._sql.read, {"id": session_id, "start": start}, binary=True)
             rows: list[tuple[Any, ...]] = []
             while batch := await cur.fetchmany(_FETCH_BATCH):
                 rows += batch
