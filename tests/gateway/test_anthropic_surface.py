@@ -1,5 +1,7 @@
 """The gateway's Anthropic surface driven by the official ``anthropic`` SDK
-(only its base URL changed), with thinkseal's Anthropic emulator upstream.
+(only its base URL changed), with thinkseal's Anthropic emulator upstream; the
+scenarios also run on Claude on Vertex AI (``AnthropicVertex``, the model in
+the path) against the ``vertex-anthropic`` emulator.
 
 Each user-reported failure is played twice: the SDK pointed at the emulator
 directly (the control: what a client without thinkseal gets) and through the
@@ -20,7 +22,7 @@ import anthropic
 import httpx
 import pytest
 
-from thinkseal.testing import Fault, Step
+from thinkseal.testing import Fault, Step, emulate
 from thinkseal.testing.anthropic import AnthropicEmulator
 
 from .conftest import KEY, anthropic_route, rejections, serve, sqlite_url
@@ -37,6 +39,7 @@ TOOLS = [
 ]
 
 Connect = Callable[..., AbstractContextManager[anthropic.Anthropic]]
+VERTEX = {"region": "us-east5", "project_id": "test-project", "access_token": "t", "max_retries": 0}
 
 
 def dump(block: Any) -> dict[str, Any]:
@@ -127,7 +130,7 @@ def map_model_switch(connect: Connect, emu: AnthropicEmulator, tmp_path: Path, v
         session = Session(client)
         ok = session.loop(emu, "claude-opus-x" if via else SONNET, "What is 1?")
         if via and ok:
-            assert emu.requests[-1].body["model"] == SONNET
+            assert sent_model(emu) == SONNET
             assert session.kept() == 1
     if session.refused:
         return session
@@ -135,7 +138,7 @@ def map_model_switch(connect: Connect, emu: AnthropicEmulator, tmp_path: Path, v
         session.client = client
         session.ask("claude-opus-x" if via else OPUS, "Say it again.")
         if via and not session.refused:
-            assert emu.requests[-1].body["model"] == OPUS
+            assert sent_model(emu) == OPUS
             assert session.unsealed() == 2
     return session
 
@@ -215,10 +218,25 @@ SCENARIOS = {
 }
 
 
+def sent_model(emu: AnthropicEmulator) -> str:
+    """The model of the last request the emulator received (in the body, or in Vertex's path)."""
+    request = emu.requests[-1]
+    if emu.provider == "vertex-anthropic":
+        return request.path.rsplit("/models/", 1)[1].split(":")[0]
+    return str(request.body["model"])
+
+
+def sdk(emu: AnthropicEmulator, base_url: str) -> Any:
+    """The SDK's client for ``emu``'s provider, at ``base_url`` (Vertex's ends in ``/v1``)."""
+    if emu.provider == "vertex-anthropic":
+        return anthropic.AnthropicVertex(base_url=base_url + "/v1", **VERTEX)
+    return anthropic.Anthropic(base_url=base_url, api_key="k", max_retries=0)
+
+
 def direct(emu: AnthropicEmulator) -> Connect:
     @contextmanager
     def connect(**_: Any) -> Iterator[anthropic.Anthropic]:
-        with anthropic.Anthropic(base_url=emu.base_url, api_key="k", max_retries=0) as client:
+        with sdk(emu, emu.base_url) as client:
             yield client
 
     return connect
@@ -227,31 +245,31 @@ def direct(emu: AnthropicEmulator) -> Connect:
 def through(emu: AnthropicEmulator) -> Connect:
     @contextmanager
     def connect(*, models: dict[str, str] | None = None, **options: Any) -> Iterator[anthropic.Anthropic]:
-        config = {"gateway": options, "routes": [anthropic_route(emu, models=models or {})]}
-        with (
-            serve(config) as gw,
-            anthropic.Anthropic(base_url=gw.url + "/anthropic", api_key="k", max_retries=0) as client,
-        ):
+        route = anthropic_route(emu, models=models or {}, provider=emu.provider)
+        with serve({"gateway": options, "routes": [route]}) as gw, sdk(emu, gw.url + "/anthropic") as client:
             yield client
 
     return connect
 
 
+@pytest.mark.parametrize("provider", ["anthropic", "vertex-anthropic"])
 def test_rejections_without_and_with_the_gateway(
-    anthropic_emu: AnthropicEmulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    provider: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     table: dict[str, tuple[int, int, int]] = {}
-    for name, scenario in SCENARIOS.items():
-        anthropic_emu.clear_script()
-        before = rejections(anthropic_emu)
-        without = scenario(direct(anthropic_emu), anthropic_emu, tmp_path / "direct", False).refused
-        assert rejections(anthropic_emu) - before == without
-        anthropic_emu.clear_script()
-        before = rejections(anthropic_emu)
-        with_ = scenario(through(anthropic_emu), anthropic_emu, tmp_path / "gateway", True).refused
-        table[name] = (without, with_, rejections(anthropic_emu) - before)
+    with emulate(provider) as emu:
+        assert isinstance(emu, AnthropicEmulator)
+        for name, scenario in SCENARIOS.items():
+            emu.clear_script()
+            before = rejections(emu)
+            without = scenario(direct(emu), emu, tmp_path / "direct", False).refused
+            assert rejections(emu) - before == without
+            emu.clear_script()
+            before = rejections(emu)
+            with_ = scenario(through(emu), emu, tmp_path / "gateway", True).refused
+            table[name] = (without, with_, rejections(emu) - before)
     with capsys.disabled():
-        print("\nscenario: refused without / with the gateway (emulator 400s with the gateway)")
+        print(f"\n{provider} scenario: refused without / with the gateway (emulator 400s with the gateway)")
         for name, (a, b, c) in table.items():
             print(f"  {name}: {a} / {b} ({c})")
     assert sum(a for a, _, _ in table.values()) >= 1

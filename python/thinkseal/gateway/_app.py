@@ -430,20 +430,22 @@ class Gateway:
         chunks = _once(read) if read is not None else response.aiter_raw()
         # A whole answer's last bytes wait for the ledger: a client that has them may send its
         # next request to another gateway of the fleet, which must find the reply recorded.
-        # A stream's events go out as they arrive; it is recorded before its body is closed.
-        held = recorder is not None and not recorder.streaming
-        last = b""
+        # A stream's events go out as they arrive until the event that ends its reply: from there
+        # on they wait too, as a client may stop reading at it (the openai SDK at ``[DONE]``).
+        whole = recorder is not None and not recorder.streaming
+        waiting: list[bytes] = []
         try:
             async for chunk in chunks:
                 if recorder is not None:
                     recorder.feed(chunk)
-                out = masker.feed(chunk) if masker is not None else chunk
-                if held:
-                    if last:
-                        await send({"type": "http.response.body", "body": last, "more_body": True})
-                    last = out
-                elif out:
-                    await send({"type": "http.response.body", "body": out, "more_body": True})
+                if whole and waiting:
+                    await send({"type": "http.response.body", "body": waiting.pop(), "more_body": True})
+                waiting.append(masker.feed(chunk) if masker is not None else chunk)
+                if not whole and not (recorder is not None and recorder.ended()):
+                    out = b"".join(waiting)
+                    waiting.clear()
+                    if out:
+                        await send({"type": "http.response.body", "body": out, "more_body": True})
         except Exception as err:
             # The upstream's answer broke off: the client's is broken off too (closed
             # unfinished, never completed with what came), and nothing is recorded.
@@ -452,7 +454,7 @@ class Gateway:
             raise
         if recorder is not None:
             await self._record(recorder)
-        final = last + (masker.flush() if masker is not None else b"")
+        final = b"".join(waiting) + (masker.flush() if masker is not None else b"")
         await send({"type": "http.response.body", "body": final, "more_body": False})
         return int(response.status_code)
 
@@ -529,6 +531,10 @@ class _Recorder:
         except ThinksealError as err:
             self.failed = True
             log.warning("the answer could not be read for the ledger (%s)", type(err).__name__)
+
+    def ended(self) -> bool:
+        """A stream whose reply has ended (its end marker or its final event came), still being read."""
+        return self.streaming and not self.failed and (self.frames.done or self.parser.ended())
 
     def finish(self) -> AssistantMessage | None:
         if self.failed:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from functools import partial
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, ClassVar, Final
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from .._conversation import Conversation
 from .._errors import ThinksealError, ValidationError
@@ -233,13 +233,16 @@ def _stream(body: Mapping[str, Any]) -> bool:
 
 
 class AnthropicMessages(Surface):
-    """The Messages API (``POST /v1/messages``), for ``anthropic`` (and
-    ``vertex-anthropic``'s body, whose path names the model)."""
+    """The Messages API (``POST /v1/messages``) of ``anthropic``."""
 
     field = "messages"
 
     def serves(self, path: str) -> bool:
         return path == "/v1/messages"
+
+    def model_of(self, body: Mapping[str, Any], path: str) -> str:
+        """The model the request names."""
+        return _model(body)
 
     def __init__(self, adapter: Provider, cache_bytes: int = DEFAULT_BYTES) -> None:
         super().__init__(adapter, cache_bytes)
@@ -257,7 +260,7 @@ class AnthropicMessages(Surface):
             tools=body.get("tools"),
             output_config=body.get("output_config"),
         )
-        return self._incoming(body, messages, conversation)
+        return self._incoming(body, path, messages, conversation)
 
     reads_elements = True
 
@@ -275,9 +278,11 @@ class AnthropicMessages(Surface):
                 turns[len(out)] = k
             out.extend(read)
         conversation = Conversation(out, context.tools, context.response_format)
-        return Incoming(conversation, self.field, turns, _model(body), _stream(body))
+        return Incoming(conversation, self.field, turns, self.model_of(body, path), _stream(body))
 
-    def _incoming(self, body: Mapping[str, Any], messages: list[Any], conversation: Conversation) -> Incoming:
+    def _incoming(
+        self, body: Mapping[str, Any], path: str, messages: list[Any], conversation: Conversation
+    ) -> Incoming:
         # A system prompt comes first; each wire message is one or more messages (tool results, then text).
         turns: dict[int, int] = {}
         index = 1 if body.get("system") is not None else 0
@@ -289,7 +294,7 @@ class AnthropicMessages(Surface):
                 index += _user_messages(element)
         if index != len(conversation):
             raise ValidationError("messages: could not be mapped onto the conversation", path="messages")
-        return Incoming(conversation, self.field, turns, _model(body), _stream(body))
+        return Incoming(conversation, self.field, turns, self.model_of(body, path), _stream(body))
 
     def turn_wire(self, turn: AssistantMessage) -> object | None:
         wire = self.adapter.wire  # type: ignore[attr-defined]  # the Claude adapters' wire writer
@@ -332,6 +337,21 @@ def _unmarked(element: object) -> object:
     return {**element, "content": blocks}
 
 
+class VertexAnthropicMessages(ModelInPath, AnthropicMessages):
+    """Claude on Vertex AI (``vertex-anthropic``): the Messages body, posted to
+    ``/v1/projects/{p}/locations/{l}/publishers/anthropic/models/{model}:rawPredict``
+    (``:streamRawPredict``). The path names the model; ``stream`` in the body
+    says whether the answer streams, as on the Messages API."""
+
+    path = re.compile(
+        r"/v1/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/"
+        r"(?P<model>[^/:]+):(?:rawPredict|streamRawPredict)"
+    )
+
+    def model_of(self, body: Mapping[str, Any], path: str) -> str:
+        return unquote(self.matched(path, "rawPredict")["model"])
+
+
 def _user_messages(element: object) -> int:
     """How many conversation messages a user wire message imports as: one per
     tool result, and one for the rest of its content (if any)."""
@@ -351,7 +371,7 @@ def _user_messages(element: object) -> int:
 # configuration, with what is served.
 SURFACES: dict[str, tuple[str, str]] = {
     "anthropic": ("_surfaces", "AnthropicMessages"),
-    "vertex-anthropic": ("_surfaces", "AnthropicMessages"),
+    "vertex-anthropic": ("_surfaces", "VertexAnthropicMessages"),
     "gemini": ("_gemini_surface", "GeminiGenerate"),
     "vertex-gemini": ("_gemini_surface", "GeminiGenerate"),
     "openrouter": ("_chat_surface", "ChatCompletions"),

@@ -66,9 +66,15 @@ class StreamParser:
     """Accumulates one streamed reply. ``feed`` returns the deltas the event
     produced, in order; ``finish`` returns the message unbound (or raises
     ``ResponseError`` when the stream is incomplete); ``info`` the metadata seen
-    so far; ``partial`` what arrived, unsealed, or None when nothing did."""
+    so far; ``partial`` what arrived, unsealed, or None when nothing did;
+    ``ended`` whether the event that ends the reply has come (``finish`` no
+    longer raises for a stream cut off; events after it may still carry
+    metadata)."""
 
     def feed(self, event: Mapping[str, Any]) -> list[Delta]:
+        raise NotImplementedError
+
+    def ended(self) -> bool:
         raise NotImplementedError
 
     def finish(self) -> AssistantMessage:

@@ -811,6 +811,9 @@ class ReplyStream(StreamParser, Generic[G]):
             raise ResponseError(message, path=path)
         return self._reply.message()
 
+    def ended(self) -> bool:
+        return self._ended
+
     def info(self) -> ReplyInfo:
         return self._info
 
@@ -966,6 +969,9 @@ class ChatStream(StreamParser):
         content = self._content.parts("$.choices[0].delta.content")
         calls = [draft.build() for draft in self._calls.values()]
         return assemble(self._thinking.blocks(), [*content, *self._annotations], calls)
+
+    def ended(self) -> bool:
+        return self._finish_reason is not None
 
     def info(self) -> ReplyInfo:
         return ReplyInfo(self._finish_reason, self._usage, self._id, self._model)

@@ -877,6 +877,9 @@ class Stream(StreamParser, Generic[B]):
             raise ResponseError(f"stream ended before {self.stop_event} (truncated)", path="$")
         return reply_of(finished_parts(self._blocks, self.content_path, self.part), self.content_path)
 
+    def ended(self) -> bool:
+        return self._stopped
+
     def info(self) -> ReplyInfo:
         return ReplyInfo(self._stop_reason, Usage(**self._usage), self._id, self._model)
 

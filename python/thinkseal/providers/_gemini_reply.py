@@ -441,6 +441,9 @@ class GeminiStream(StreamParser):
         assert message is not None
         return message
 
+    def ended(self) -> bool:
+        return self._finish is not None
+
     def info(self) -> ReplyInfo:
         return ReplyInfo(self._finish, self._usage, self._id, self._model)
 

@@ -302,6 +302,9 @@ class GeminiChatStream(StreamParser):
             calls.append((None if signed is None else with_call(signed, call.id), call))
         return layout(message.thinking_text, self._own, content, calls)
 
+    def ended(self) -> bool:
+        return self._inner.ended()
+
     def info(self) -> ReplyInfo:
         return self._inner.info()
 

@@ -636,6 +636,9 @@ class ResponsesStream(StreamParser):
     def finish(self) -> AssistantMessage:
         return read_reply(self._response())
 
+    def ended(self) -> bool:
+        return self._final is not None
+
     def info(self) -> ReplyInfo:
         if self._final is not None:
             return read_info(self._response())

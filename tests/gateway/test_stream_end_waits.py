@@ -1,0 +1,92 @@
+"""A streamed reply's end reaches the client only once the reply is recorded.
+
+A client may stop reading at the event that ends a reply (the openai SDK stops
+at ``data: [DONE]``) and send its next request at once, to this gateway or
+another of the fleet; that request must find the reply in the ledger. Here the
+ledger takes a while to record (as one across a network does), and the client
+notes, at the first bytes of the reply's last event, whether the reply was
+recorded yet. A gateway that sent the end before recording fails this every
+time, on every surface."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+from typing import Any
+
+import httpx
+import pytest
+
+import thinkseal
+from thinkseal import AssistantMessage, Conversation, SystemMessage, Tool, UserMessage
+from thinkseal.gateway import app
+from thinkseal.gateway._app import open_ledger
+from thinkseal.ledger import AsyncLedger
+from thinkseal.providers import PROVIDER_IDS
+from thinkseal.testing import Step, emulate
+
+from ..client.test_loop import MODELS
+from .conftest import serve
+
+DELAY = 0.3  # seconds the ledger takes to record a reply
+LOOKUP = Tool("lookup", "Look something up", {"type": "object", "properties": {"q": {"type": "integer"}}})
+CREDENTIALS = {"authorization": "Bearer k", "x-api-key": "k", "x-goog-api-key": "k"}
+# What the event ending a reply holds, by provider (the chat-completions chunk
+# with a finish reason is followed by usage and ``[DONE]``).
+END_OF_REPLY = {
+    "anthropic": rb"message_stop",
+    "vertex-anthropic": rb"message_stop",
+    "bedrock": rb"messageStop",
+    "gemini": rb"finishReason",
+    "vertex-gemini": rb"finishReason",
+    "openai-responses": rb"response\.completed",
+    "ollama": rb'"done":\s*true',
+}
+CHAT_END = rb'"finish_reason":\s*"'
+
+
+class SlowLedger:
+    """The gateway's own ledger, taking ``DELAY`` longer to record each reply."""
+
+    def __init__(self, inner: AsyncLedger) -> None:
+        self.inner = inner
+        self.recorded = threading.Event()
+
+    async def record(self, message: AssistantMessage) -> int:
+        await asyncio.sleep(DELAY)
+        count = await self.inner.record(message)
+        self.recorded.set()
+        return count
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def end_marker(provider: str) -> re.Pattern[bytes]:
+    return re.compile(END_OF_REPLY.get(provider, CHAT_END))
+
+
+@pytest.mark.parametrize("provider", PROVIDER_IDS)
+def test_the_event_that_ends_a_stream_waits_for_the_ledger(provider: str) -> None:
+    conversation = Conversation([SystemMessage("Be brief."), UserMessage("What is q?")], tools=[LOOKUP])
+    with emulate(provider, require_auth=False) as emu:
+        emu.script(Step(thinking="First I look up 1.", calls=[("lookup", {"q": 1})]))
+        options = {**emu.options, **emu.thinking_options}
+        req = thinkseal.provider(provider).prepare(conversation, model=MODELS[provider], stream=True, **options)
+        gateway = app({"routes": [{"prefix": "/p", "provider": provider, "upstream": emu.base_url}]})
+        ledger = SlowLedger(open_ledger(gateway.config))
+        gateway._ledger = ledger
+        got = b""
+        recorded_at_end: bool | None = None
+        with serve(gateway) as served:
+            headers = {**dict(req.headers), **CREDENTIALS}
+            url = served.url + "/p" + req.path
+            with httpx.stream("POST", url, content=req.content, headers=headers, timeout=10) as answer:
+                assert answer.status_code == 200
+                for chunk in answer.iter_raw():
+                    got += chunk
+                    if recorded_at_end is None and end_marker(provider).search(got):
+                        recorded_at_end = ledger.recorded.is_set()
+    assert recorded_at_end is not None, f"no {end_marker(provider).pattern!r} in the stream"
+    assert recorded_at_end, "the end of the reply reached the client before the reply was recorded"
