@@ -52,6 +52,24 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.write_sep("!", reason, red=True, bold=True)
 
 
+def _redis_writes(action: Any) -> int:
+    """How many times redis-py wrote to a connection while ``action()`` ran."""
+    original = redis.connection.AbstractConnection.send_packed_command
+    writes = 0
+
+    def counted(self: Any, command: Any, check_health: bool = True) -> None:
+        nonlocal writes
+        writes += 1
+        original(self, command, check_health)
+
+    redis.connection.AbstractConnection.send_packed_command = counted  # type: ignore[method-assign]
+    try:
+        action()
+    finally:
+        redis.connection.AbstractConnection.send_packed_command = original  # type: ignore[method-assign]
+    return writes
+
+
 class Backend:
     """Makes stores of one backend in a namespace of their own (a fresh
     SQLite database, PostgreSQL schema or Redis key prefix) and reaches
@@ -190,9 +208,13 @@ class Backend:
         raise AssertionError("the monitor ended before the end mark")
 
     def round_trips(self, store: Any, action: Any) -> int:
-        """Statements a PostgreSQL store sent while ``action()`` ran, each
-        waited for (the server's ReadyForQuery messages in libpq's trace of
-        every connection the store holds; it opens them as it first needs them)."""
+        """Requests a store sent while ``action()`` ran, each waited for. On
+        PostgreSQL, statements: the server's ReadyForQuery messages in libpq's
+        trace of every connection the store holds (it opens them as it first
+        needs them). On Redis, what redis-py wrote to a connection (a command,
+        or a pipeline's commands at once)."""
+        if self.name == "redis":
+            return _redis_writes(action)
         assert self.name == "postgres"
         with tempfile.TemporaryFile(mode="w+") as trace:
             connections = list(store._all)

@@ -300,7 +300,7 @@ class Store(abc.ABC):
 
     def _fragment_index_and_tail(self, session_id: str, back: int) -> tuple[list[FragmentIndex], Tail | None]:
         """``_fragment_index`` and, where the backend reads them in the same
-        statement (PostgreSQL), the session row and its message rows from
+        request (PostgreSQL, Redis), the session row and its message rows from
         ``back`` before the end of its last fragment row (from the start when
         it has none): what a lazy load reads after planning its run when that
         run ends there. None here: the load reads them after its plan."""

@@ -4,7 +4,8 @@ a worker that holds nothing reads what a request needs, not the history.
 The load reads the session's fragment entries (``_fragments``), then only the
 message rows after the longest run of fragment rows and the system messages
 before it (PostgreSQL reads the entries and the rows after the end of the
-last fragment row in one statement, ``Store._fragment_index_and_tail``). The
+last fragment row in one statement, Redis in one script:
+``Store._fragment_index_and_tail``). The
 messages before are read from the store when something first touches one
 (``StoredItems``), as few as that touch needs. ``prepare`` for a
 target that a run was written for restores that target's replay decisions

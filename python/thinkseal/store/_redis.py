@@ -20,7 +20,7 @@ reads as version 1, epoch 0 and no metadata.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
@@ -34,11 +34,13 @@ from ._codec import (
     CHAIN_START,
     FRAGMENT_MAX_PARTS,
     ContextRow,
+    FragmentIndex,
     FragmentRow,
     Head,
     MessageRow,
     SessionInfo,
     SessionNotFoundError,
+    Tail,
     bad_row,
     conflict,
     data_parts,
@@ -116,26 +118,56 @@ return epoch
 
 # ARGV[1]: the first position to read, or -1 for the head only; ARGV[2]: at
 # most how many entries.
-_READ = (
+# The session's hash, its latest context and last entry's chain value, and
+# up to ``batch`` entries from ``start`` (a function ``_READ`` and
+# ``_READ_LAZY`` call), or false when there is no such session.
+_READ_FROM = (
     _COUNT
     + """
-if redis.call('EXISTS', KEYS[1]) == 0 then return false end
-local h = redis.call('HMGET', KEYS[1], 'length', 'chain', 'contexts', 'version', 'epoch', 'metadata')
-local length = count(h[1])
-local n = count(h[3])
-local context = false
-if n and n > 0 then context = redis.call('LINDEX', KEYS[3], n - 1) end
-local last = false
-if length and length > 0 then
-    last = redis.call('LINDEX', KEYS[2], length - 1)
-    if last then last = string.sub(last, 33, 64) end
+local function read(start, batch)
+    if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+    local h = redis.call('HMGET', KEYS[1], 'length', 'chain', 'contexts', 'version', 'epoch', 'metadata')
+    local length = count(h[1])
+    local n = count(h[3])
+    local context = false
+    if n and n > 0 then context = redis.call('LINDEX', KEYS[3], n - 1) end
+    local last = false
+    if length and length > 0 then
+        last = redis.call('LINDEX', KEYS[2], length - 1)
+        if last then last = string.sub(last, 33, 64) end
+    end
+    local rows = {}
+    if length and start >= 0 and start < length then
+        rows = redis.call('LRANGE', KEYS[2], start, math.min(length, start + batch) - 1)
+    end
+    return {h[1], h[2], h[3], h[4], h[5], h[6], context, last, rows}
 end
-local start = tonumber(ARGV[1])
-local rows = {}
-if length and start >= 0 and start < length then
-    rows = redis.call('LRANGE', KEYS[2], start, math.min(length, start + tonumber(ARGV[2])) - 1)
+"""
+)
+
+_READ = _READ_FROM + "return read(tonumber(ARGV[1]), tonumber(ARGV[2]))\n"
+
+# A lazy load's first read (KEYS: the session's three keys and its fragment
+# entries): every fragment entry, and ``_READ`` from ARGV[1] entries before
+# the end of the last fragment row (from 0 when it has none), that first
+# position last. The ends are read here only to choose where to start: the
+# load checks every entry, and reads again when its run ends earlier.
+_READ_LAZY = (
+    _READ_FROM
+    + """
+local fields = redis.call('HGETALL', KEYS[4])
+local last = 0
+for i = 2, #fields, 2 do
+    local stop = count(string.match(fields[i], '^(%d+)'))
+    if stop and stop > last then last = stop end
 end
-return {h[1], h[2], h[3], h[4], h[5], h[6], context, last, rows}
+local length = count(redis.call('HGET', KEYS[1], 'length')) or 0
+local start = math.max(math.min(last, length) - tonumber(ARGV[1]), 0)
+local found = read(start, tonumber(ARGV[2]))
+if not found then return false end
+table.insert(found, fields)
+table.insert(found, start)
+return found
 """
 )
 
@@ -321,6 +353,12 @@ def _fragment_with_parts(field: object, value: object) -> tuple[tuple[bytes, str
         return None
 
 
+def _index(fields: Iterable[tuple[object, object]]) -> list[FragmentIndex]:
+    """The fragment rows of ``:fe`` fields and values, in key order (those that do not parse passed over)."""
+    found = [f for f in (_fragment_of(k, v) for k, v in fields) if f is not None]
+    return sorted(found, key=lambda f: f[:3])
+
+
 def _wrong_type(session_id: str) -> ValidationError:
     return ValidationError(
         f"session {session_id!r}: a stored key holds the wrong kind of Redis value", path="$.session"
@@ -488,6 +526,7 @@ class RedisStore(Store):
         self._append = register(_APPEND)
         self._replace = register(_REPLACE)
         self._read_script = register(_READ)
+        self._read_lazy_script = register(_READ_LAZY)
         self._rows_script = register(_ROWS)
         self._metadata_script = register(_SET_METADATA)
         self._fork_script = register(_FORK)
@@ -509,15 +548,23 @@ class RedisStore(Store):
             if found is None:
                 return None
             head, rows = found
-            while (args := _next_batch(head, start, rows)) is not None:
-                batch = _script(session_id, partial(self._rows_script, keys[:2], args))
-                if batch is None:
-                    break  # replaced or deleted meanwhile: read it again
-                rows += batch
-                if len(batch) < _BATCH and start + len(rows) < head.length:
-                    return head, rows  # entries missing: named when the rows are read
-            else:
+            if self._rest(session_id, head, start, rows):
                 return head, rows
+            # replaced or deleted meanwhile: read it again
+
+    def _rest(self, session_id: str, head: Head, start: int, rows: list[bytes]) -> bool:
+        """Read the entries after ``rows`` (read from ``start``) into it, up to
+        the length; False when the session was replaced or deleted meanwhile.
+        Fewer when entries are missing (named when the rows are read)."""
+        keys = self._keys.session(session_id)[:2]
+        while (args := _next_batch(head, start, rows)) is not None:
+            batch = _script(session_id, partial(self._rows_script, keys, args))
+            if batch is None:
+                return False
+            rows += batch
+            if len(batch) < _BATCH and start + len(rows) < head.length:
+                break
+        return True
 
     def _head(self, session_id: str) -> Head:
         return self._read(session_id, -1)[0]
@@ -600,8 +647,20 @@ class RedisStore(Store):
     def _fragment_index(self, session_id: str) -> list[tuple[bytes, str, int, int, bytes]]:
         key = self._keys.fragments(session_id)[0]
         fields = _script(session_id, lambda: self._client.hgetall(key))
-        found = [f for f in (_fragment_of(k, v) for k, v in fields.items()) if f is not None]
-        return sorted(found, key=lambda f: f[:3])
+        return _index(fields.items())
+
+    def _fragment_index_and_tail(self, session_id: str, back: int) -> tuple[list[FragmentIndex], Tail | None]:
+        keys = [*self._keys.session(session_id), self._keys.fragments(session_id)[0]]
+        value = _script(session_id, lambda: self._read_lazy_script(keys, [back, _BATCH]))
+        if not value:
+            raise SessionNotFoundError(session_id)
+        *read, fields, start = value
+        found = _decode_head(session_id, read)
+        if type(fields) is not list or type(start) is not int or found is None:
+            raise _wrong_type(session_id)
+        head, rows = found
+        index = _index(zip(fields[::2], fields[1::2], strict=False))
+        return index, (head, start, rows) if self._rest(session_id, head, start, rows) else None
 
     def _fragments(self, session_id: str, target: bytes) -> list[FragmentRow]:
         # The entries first, then every part of the data of the target's rows in
