@@ -253,6 +253,40 @@ def test_a_row_rewritten_at_its_start_keeps_exactly_its_own_parts(store: Any, ba
     assert stored_values(backend, sid) == (4 if split else 1)
 
 
+def test_fragment_rows_are_read_as_they_are_now_whatever_the_loads_hint(store: Any, backend: Backend) -> None:
+    # A lazy load reads the fragment index first and the rows of its target
+    # later, with what that first read gave (on Redis, the entries: the data
+    # is then asked for with them, in one round trip). Rows rewritten between
+    # the two reads (more parts, fewer, one merged away) are read as they are
+    # now, with a second round trip on Redis.
+    sid = store.create(Conversation(plain(8)))
+    put(store, sid, T1, K1, 0, 2)
+    store._put_fragment(sid, T1, K1, 2, 4, b"two", BIG[: FRAGMENT_PART + 7])
+    put(store, sid, T2, K1, 0, 4)
+
+    def hint() -> object:
+        return store._fragment_index_and_tail(sid, 5)[2]
+
+    now = read_back(store, sid, T1)
+    assert [row[1:3] for row in now] == [(0, 2), (2, 4)]
+    fresh = hint()
+    reads = 1 if backend.name == "redis" else None
+    if reads is not None:
+        assert backend.round_trips(store, lambda: store._fragments(sid, T1, fresh)) == reads
+    for change in (
+        lambda: store._put_fragment(sid, T1, K1, 2, 6, b"grown", BIG),  # more parts
+        lambda: store._put_fragment(sid, T1, K1, 2, 6, b"shrunk", b"one part"),  # fewer
+        lambda: put(store, sid, T1, K1, 0, 8),  # the row at 2 merged away
+    ):
+        stale = hint()
+        change()
+        rows = store._fragments(sid, T1, stale)
+        assert [(*row[:4], b"".join(row[4])) for row in rows] == read_back(store, sid, T1)
+        if reads is not None:
+            assert backend.round_trips(store, lambda stale=stale: store._fragments(sid, T1, stale)) == 2
+            assert backend.round_trips(store, lambda: store._fragments(sid, T1, hint())) == 2  # the hint's read, then 1
+
+
 @pytest.mark.parametrize("backend", ["postgres"], indirect=True)
 def test_a_postgres_fragment_write_is_one_statement(store: Any, backend: Backend) -> None:
     # The session row locked, the merged rows and the old parts deleted, the

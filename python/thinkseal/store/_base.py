@@ -298,19 +298,23 @@ class Store(abc.ABC):
         """Every fragment row of the session as ``(target, wire_key, start,
         end, entry)``, without their data (small: read on every lazy load)."""
 
-    def _fragment_index_and_tail(self, session_id: str, back: int) -> tuple[list[FragmentIndex], Tail | None]:
-        """``_fragment_index`` and, where the backend reads them in the same
+    def _fragment_index_and_tail(self, session_id: str, back: int) -> tuple[list[FragmentIndex], Tail | None, object]:
+        """``_fragment_index``; where the backend reads them in the same
         request (PostgreSQL, Redis), the session row and its message rows from
         ``back`` before the end of its last fragment row (from the start when
         it has none): what a lazy load reads after planning its run when that
-        run ends there. None here: the load reads them after its plan."""
-        return self._fragment_index(session_id), None
+        run ends there; and what ``_fragments`` may be given to read in fewer
+        round trips (Redis: the entries as read). None and None here: the load
+        reads the rows after its plan."""
+        return self._fragment_index(session_id), None, None
 
     @abc.abstractmethod
-    def _fragments(self, session_id: str, target: bytes) -> list[FragmentRow]:
+    def _fragments(self, session_id: str, target: bytes, hint: object = None) -> list[FragmentRow]:
         """The session's fragment rows of ``target`` as ``(wire_key, start,
         end, entry, data)``, the data as the list of parts it was read in
-        (``data_parts``; one part on SQLite), never joined."""
+        (``data_parts``; one part on SQLite), never joined. ``hint``: what
+        ``_fragment_index_and_tail`` gave with the index; the rows are read
+        afresh whatever it holds."""
 
     @abc.abstractmethod
     def _put_fragment(

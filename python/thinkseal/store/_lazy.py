@@ -160,6 +160,7 @@ class StoredPrefix:
         loaded_from: int,
         systems: dict[int, bytes],
         prefetched: dict[bytes, list[FragmentRow]] | None = None,
+        hint: object = None,
     ) -> None:
         self.store = store
         self.session_id = session_id
@@ -177,6 +178,7 @@ class StoredPrefix:
         # their own (``pending``), so it writes nothing either.
         self.prefetched = prefetched
         self.pending: list[Future[None]] = []
+        self.hint = hint  # what the load's plan read that its fragment reads may use (``Store._fragments``)
 
     # -- the unread rows ----------------------------------------------------------
 
@@ -217,7 +219,7 @@ class StoredPrefix:
                 return
             self.restored.add(target)
         if self.prefetched is None:
-            rows = self.store._fragments(self.session_id, target)
+            rows = self.store._fragments(self.session_id, target, self.hint)
         else:
             rows = self.prefetched.pop(target, [])
         raw_data: dict[tuple[str, int], object] = {}
@@ -373,14 +375,14 @@ def _tampered(session_id: str, wire_key: str, start: int, end: int) -> None:
 LOOK_BACK: Final = 4
 
 
-def _plan(store: Store, session_id: str) -> tuple[list[Entry], set[bytes], Tail | None]:
+def _plan(store: Store, session_id: str) -> tuple[list[Entry], set[bytes], Tail | None, object]:
     """The longest run of checked fragment rows of any target (none: read
-    every row), the targets that have fragment rows, and the rows the backend
-    read with them (``Store._fragment_index_and_tail``)."""
-    index, tail = store._fragment_index_and_tail(session_id, LOOK_BACK + 1)
+    every row), the targets that have fragment rows, and the rows and the
+    hint the backend read with them (``Store._fragment_index_and_tail``)."""
+    index, tail, hint = store._fragment_index_and_tail(session_id, LOOK_BACK + 1)
     entries = [e for e in (read_entry(*row, store._fragment_key) for row in index) if e is not None]
     run = max(chains_of(entries).values(), key=lambda run: run[-1].end, default=[])
-    return run, {row[0] for row in index}, tail
+    return run, {row[0] for row in index}, tail, hint
 
 
 def _rows_from(store: Store, session_id: str, first: int, planned: Tail | None) -> tuple[Head, Any]:
@@ -437,8 +439,9 @@ def load_lazy(
     background (``StoredPrefix``)."""
     targets: set[bytes] = set()
     planned: Tail | None = None
+    hint: object = None
     if run is None:
-        run, targets, planned = _plan(store, session_id)
+        run, targets, planned, hint = _plan(store, session_id)
     run_end = run[-1].end if run else 0
     start = max(run_end - LOOK_BACK, 0)  # the first message read now
     systems = _prefix_systems(store, session_id, run, start)
@@ -456,9 +459,9 @@ def load_lazy(
         slices = itertools.chain([first[1:]], slices)
     chains: list[bytes] = []
     tail, bad = decode_messages(session_id, _tapped(slices, chains), chain_before, check=current)
-    prefetched = {t: store._fragments(session_id, t) for t in targets} if for_event_loop else None
+    prefetched = {t: store._fragments(session_id, t, hint) for t in targets} if for_event_loop else None
     systems_before = {p: d for e in run for p, d in e.systems if p < start}
-    prefix = StoredPrefix(store, session_id, head, start, systems_before, prefetched)
+    prefix = StoredPrefix(store, session_id, head, start, systems_before, prefetched, hint)
     prefix.chains.add(start, chain_before)
     prefix.chains.add_run(start + 1, b"".join(chains))
     if run_end and prefix.chains.get(run_end) != run[-1].row_chain_end:  # the rows changed since the run was written

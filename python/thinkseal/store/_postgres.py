@@ -556,15 +556,15 @@ class PostgresStore(Store):
             rows = conn.execute(self._sql.fragment_index, (session_id,), binary=True).fetchall()
         return [f for f in map(fragment_index_of, rows) if f is not None]
 
-    def _fragment_index_and_tail(self, session_id: str, back: int) -> tuple[list[FragmentIndex], Tail | None]:
+    def _fragment_index_and_tail(self, session_id: str, back: int) -> tuple[list[FragmentIndex], Tail | None, object]:
         with self._connection() as conn:
             raw = conn.execute(self._sql.read_lazy, {"id": session_id, "back": back}, binary=True).fetchall()
         row, raw = _split_read(session_id, raw)
         index, first = row[_READ_HEAD + _HEAD_COLUMNS :]
         head = _read_head(session_id, row)
-        return [f for f in map(fragment_index_of, index or ()) if f is not None], (head, first, raw)
+        return [f for f in map(fragment_index_of, index or ()) if f is not None], (head, first, raw), None
 
-    def _fragments(self, session_id: str, target: bytes) -> list[FragmentRow]:
+    def _fragments(self, session_id: str, target: bytes, hint: object = None) -> list[FragmentRow]:
         with self._connection() as conn:
             raw = conn.execute(self._sql.fragments, (session_id, target, session_id, target), binary=True).fetchall()
         return _fragment_rows(target, raw)

@@ -406,7 +406,7 @@ class SQLiteStore(Store):
             rows = conn.execute(_FRAGMENT_INDEX, (session_id,)).fetchall()
         return [f for f in map(fragment_index_of, rows) if f is not None]
 
-    def _fragments(self, session_id: str, target: bytes) -> list[FragmentRow]:
+    def _fragments(self, session_id: str, target: bytes, hint: object = None) -> list[FragmentRow]:
         with self._transaction() as conn:
             rows = conn.execute(_FRAGMENTS, (session_id, target)).fetchall()
             read = [(*row[:4], [_data(conn, row[4])] if row[5] else None) for row in rows]
