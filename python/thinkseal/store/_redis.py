@@ -116,8 +116,6 @@ redis.call('HSET', KEYS[1], 'length', ARGV[5], 'chain', ARGV[6], 'contexts', ARG
 return epoch
 """
 
-# ARGV[1]: the first position to read, or -1 for the head only; ARGV[2]: at
-# most how many entries.
 # The session's hash, its latest context and last entry's chain value, and
 # up to ``batch`` entries from ``start`` (a function ``_READ`` and
 # ``_READ_LAZY`` call), or false when there is no such session.
@@ -145,6 +143,8 @@ end
 """
 )
 
+# ARGV[1]: the first position to read, or -1 for the head only; ARGV[2]: at
+# most how many entries.
 _READ = _READ_FROM + "return read(tonumber(ARGV[1]), tonumber(ARGV[2]))\n"
 
 # A lazy load's first read (KEYS: the session's three keys and its fragment

@@ -1,16 +1,18 @@
-"""A streamed reply's end reaches the client only once the reply is recorded.
+"""The end of an answer reaches the client only once its reply is recorded.
 
-A client may stop reading at the event that ends a reply (the openai SDK stops
-at ``data: [DONE]``) and send its next request at once, to this gateway or
-another of the fleet; that request must find the reply in the ledger. Here the
-ledger takes a while to record (as one across a network does), and the client
-notes, at the first bytes of the reply's last event, whether the reply was
-recorded yet. A gateway that sent the end before recording fails this every
-time, on every surface."""
+A client that has a whole answer, or the event that ends a streamed reply
+(the openai SDK stops reading at ``data: [DONE]``), may send its next request
+at once, to this gateway or another of the fleet; that request must find the
+reply in the ledger. Here the ledger takes a while to record (as one across a
+network does), and the client notes, when the answer is complete or the
+first bytes of a stream's last event arrive, whether the reply was recorded
+yet. A gateway that sent the end before recording fails this every time, for
+every provider, whole and streamed."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import threading
 from typing import Any
@@ -67,13 +69,25 @@ def end_marker(provider: str) -> re.Pattern[bytes]:
     return re.compile(END_OF_REPLY.get(provider, CHAT_END))
 
 
+def complete(provider: str, stream: bool, got: bytes) -> bool:
+    """Whether what the client ``got`` holds the end of the reply (a whole answer: all of its JSON)."""
+    if stream:
+        return end_marker(provider).search(got) is not None
+    try:
+        json.loads(got)
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
 @pytest.mark.parametrize("provider", PROVIDER_IDS)
-def test_the_event_that_ends_a_stream_waits_for_the_ledger(provider: str) -> None:
+def test_the_end_of_an_answer_waits_for_the_ledger(provider: str, stream: bool) -> None:
     conversation = Conversation([SystemMessage("Be brief."), UserMessage("What is q?")], tools=[LOOKUP])
     with emulate(provider, require_auth=False) as emu:
         emu.script(Step(thinking="First I look up 1.", calls=[("lookup", {"q": 1})]))
         options = {**emu.options, **emu.thinking_options}
-        req = thinkseal.provider(provider).prepare(conversation, model=MODELS[provider], stream=True, **options)
+        req = thinkseal.provider(provider).prepare(conversation, model=MODELS[provider], stream=stream, **options)
         gateway = app({"routes": [{"prefix": "/p", "provider": provider, "upstream": emu.base_url}]})
         ledger = SlowLedger(open_ledger(gateway.config))
         gateway._ledger = ledger
@@ -86,7 +100,7 @@ def test_the_event_that_ends_a_stream_waits_for_the_ledger(provider: str) -> Non
                 assert answer.status_code == 200
                 for chunk in answer.iter_raw():
                     got += chunk
-                    if recorded_at_end is None and end_marker(provider).search(got):
+                    if recorded_at_end is None and complete(provider, stream, got):
                         recorded_at_end = ledger.recorded.is_set()
-    assert recorded_at_end is not None, f"no {end_marker(provider).pattern!r} in the stream"
+    assert recorded_at_end is not None, "the answer never ended"
     assert recorded_at_end, "the end of the reply reached the client before the reply was recorded"
