@@ -32,6 +32,20 @@ def test_one_derivation(value):
     assert [v for v in VALUES if v == value] == [value]
 
 
+def test_origins_are_equal_exactly_when_their_fields_are():
+    origins = [Origin("p", "m"), Origin("p", "m", "a"), Origin("p", "n"), Origin("q", "m"), Origin("p", "m", "b")]
+    for a in origins:
+        for b in origins:
+            assert (a == b) is (a is b)
+            assert (a != b) is (a is not b)
+    assert Origin("p", "m", "") == Origin("p", "m", None) == Origin("p", "m")
+    assert hash(Origin("p", "m", "")) == hash(Origin("p", "m"))
+    assert hash(Origin("p", "m", "a")) == hash(pickle.loads(pickle.dumps(Origin("p", "m", "a"))))
+    assert Origin("p", "m") != ("p", "m", None)
+    assert Origin("p", "m") != ThinkingBlock.Opaque("p", "m")
+    assert len({Origin("p", "m"), Origin("p", "m"), Origin("p", "m", "a")}) == 2
+
+
 def test_kinds_with_equal_fields_differ():
     assert ThinkingBlock.Text("a", "b") != ThinkingBlock.Opaque("a", "b")
 
