@@ -122,7 +122,9 @@ JSON_ANSWER = (
 class Upstream(ThreadingHTTPServer):
     """A stand-in upstream that answers with bytes the test knows: a JSON body,
     or a stream whose first event it holds back the rest after until the
-    client says it has it (a gateway that buffered would never pass it on)."""
+    client says it has it (a gateway that buffered would never pass it on),
+    and whose body it closes only once the client says it has the last event
+    (a gateway that waited for the close to send it would never pass it on)."""
 
     daemon_threads = True
 
@@ -130,6 +132,8 @@ class Upstream(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.released = threading.Event()
         self.held_for_client = False
+        self.ended = threading.Event()
+        self.end_before_close = False
         self.received: list[bytes] = []
 
 
@@ -157,6 +161,7 @@ class _Handler(BaseHTTPRequestHandler):
         for chunk in STREAM[1:]:
             self.wfile.write(chunk)
             self.wfile.flush()
+        self.server.end_before_close = self.server.ended.wait(5)
         self.close_connection = True
 
     def log_message(self, *args: Any) -> None:
@@ -192,8 +197,11 @@ def test_stream_bytes_reach_the_client_unchanged_as_they_come(upstream: Upstream
                 got += chunk
                 if got.startswith(STREAM[0]):
                     upstream.released.set()  # the first event is here while the upstream still holds the rest
+                if b"event: message_stop" in got:
+                    upstream.ended.set()  # the last event is here while the upstream still holds the body open
         metrics = httpx.get(gw.url + "/metrics").text
     assert upstream.held_for_client, "the first event did not reach the client before the stream ended"
+    assert upstream.end_before_close, "the last event did not reach the client before the upstream closed the body"
     assert got == b"".join(STREAM)
     assert upstream.received == [body.encode()]
     assert 'requests_total{route="/anthropic",status="200"} 1' in metrics

@@ -227,9 +227,24 @@ def world() -> Iterator[World]:
     finally:
         server.should_exit = True
         serving.join(10)
+        # The upstreams' connections still open (a stalled stream, a kept-alive
+        # one) are ended on their loop: left pending, each task would be
+        # finalized later, during whatever another test runs then.
+        asyncio.run_coroutine_threadsafe(_shut(upstream, thief), loop).result(5)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(5)
+        loop.close()
         closed.close()
+
+
+async def _shut(*upstreams: Upstream) -> None:
+    for upstream in upstreams:
+        if upstream.server is not None:
+            upstream.server.close()
+    pending = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
 
 
 @pytest.fixture

@@ -430,31 +430,35 @@ class Gateway:
         chunks = _once(read) if read is not None else response.aiter_raw()
         # A whole answer's last bytes wait for the ledger: a client that has them may send its
         # next request to another gateway of the fleet, which must find the reply recorded.
-        # A stream's events go out as they arrive until the event that ends its reply: from there
-        # on they wait too, as a client may stop reading at it (the openai SDK at ``[DONE]``).
+        # A stream's events go out as they arrive; the one that ends its reply goes out once the
+        # reply is recorded, as a client may stop reading at it (the openai SDK at ``[DONE]``).
         whole = recorder is not None and not recorder.streaming
-        waiting: list[bytes] = []
+        last = b""
         try:
             async for chunk in chunks:
                 if recorder is not None:
                     recorder.feed(chunk)
-                if whole and waiting:
-                    await send({"type": "http.response.body", "body": waiting.pop(), "more_body": True})
-                waiting.append(masker.feed(chunk) if masker is not None else chunk)
-                if not whole and not (recorder is not None and recorder.ended()):
-                    out = b"".join(waiting)
-                    waiting.clear()
-                    if out:
-                        await send({"type": "http.response.body", "body": out, "more_body": True})
+                out = masker.feed(chunk) if masker is not None else chunk
+                if whole:
+                    if last:
+                        await send({"type": "http.response.body", "body": last, "more_body": True})
+                    last = out
+                    continue
+                if recorder is not None and recorder.ended():
+                    await self._record(recorder)
+                    recorder = None  # the rest (usage, ``[DONE]``) goes out as it comes
+                if out:
+                    await send({"type": "http.response.body", "body": out, "more_body": True})
         except Exception as err:
             # The upstream's answer broke off: the client's is broken off too (closed
-            # unfinished, never completed with what came), and nothing is recorded.
+            # unfinished, never completed with what came), and nothing is recorded but
+            # a streamed reply that had ended before (recorded at its end).
             self.metrics.count("answers_cut", route=route.prefix)
             log.warning(json.dumps({"route": route.prefix, "answer_cut": type(err).__name__}))
             raise
         if recorder is not None:
             await self._record(recorder)
-        final = b"".join(waiting) + (masker.flush() if masker is not None else b"")
+        final = last + (masker.flush() if masker is not None else b"")
         await send({"type": "http.response.body", "body": final, "more_body": False})
         return int(response.status_code)
 
@@ -541,8 +545,9 @@ class _Recorder:
             return None
         try:
             if self.streaming:
-                for event in self.frames.close():
-                    self.parser.feed(event)
+                if not self.parser.ended():  # else it is read whole: what may follow is metadata
+                    for event in self.frames.close():
+                        self.parser.feed(event)
                 message = self.parser.finish()
             else:
                 message = self.adapter.parse(json.loads(b"".join(self.chunks)))
