@@ -15,6 +15,7 @@ import asyncio
 import json
 import re
 import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -46,18 +47,23 @@ END_OF_REPLY = {
     "ollama": rb'"done":\s*true',
 }
 CHAT_END = rb'"finish_reason":\s*"'
+CHAT_END_PATTERN = re.compile(CHAT_END)
 
 
 class SlowLedger:
-    """The gateway's own ledger, taking ``DELAY`` longer to record each reply."""
+    """The gateway's own ledger, taking ``delay`` longer to record each reply
+    (``messages``: the replies recorded, in order)."""
 
-    def __init__(self, inner: AsyncLedger) -> None:
+    def __init__(self, inner: AsyncLedger, delay: float = DELAY) -> None:
         self.inner = inner
+        self.delay = delay
         self.recorded = threading.Event()
+        self.messages: list[AssistantMessage] = []
 
     async def record(self, message: AssistantMessage) -> int:
-        await asyncio.sleep(DELAY)
+        await asyncio.sleep(self.delay)
         count = await self.inner.record(message)
+        self.messages.append(message)
         self.recorded.set()
         return count
 
@@ -104,3 +110,63 @@ def test_the_end_of_an_answer_waits_for_the_ledger(provider: str, stream: bool) 
                         recorded_at_end = ledger.recorded.is_set()
     assert recorded_at_end is not None, "the answer never ended"
     assert recorded_at_end, "the end of the reply reached the client before the reply was recorded"
+    assert len(ledger.messages) == 1  # once: what follows the end (usage, [DONE]) changes nothing
+
+
+# A chat-completions stream whose reply goes on after the chunk with its
+# finish reason (no provider is known to do it; a client's SDK would keep it).
+# The upstream sends the rest once the client has the end (``went_on``).
+LATE = [
+    {"choices": [{"index": 0, "delta": {"content": "Hello"}}]},
+    {"choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "stop"}]},
+    {"choices": [{"index": 0, "delta": {"content": " again"}}]},
+]
+went_on = threading.Event()
+
+
+class _Late(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["content-length"]))
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("connection", "close")
+        self.end_headers()
+        events = [b"data: %s\n\n" % json.dumps(event).encode() for event in LATE]
+        self.wfile.write(events[0] + events[1])
+        self.wfile.flush()
+        went_on.wait(5)
+        self.wfile.write(events[2] + b"data: [DONE]\n\n")
+        self.wfile.flush()
+        self.close_connection = True
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_a_reply_that_goes_on_after_its_end_is_recorded_again_as_it_finally_is() -> None:
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), _Late)
+    threading.Thread(target=upstream.serve_forever, args=(0.02,), daemon=True).start()
+    got = b""
+    try:
+        route = {"prefix": "/p", "provider": "deepseek", "upstream": f"http://127.0.0.1:{upstream.server_port}"}
+        gateway = app({"routes": [route]})
+        ledger = SlowLedger(open_ledger(gateway.config), delay=0)
+        gateway._ledger = ledger
+        body = {"model": "deepseek-chat", "messages": [{"role": "user", "content": "Hi"}], "stream": True}
+        with serve(gateway) as served:
+            url = served.url + "/p/chat/completions"
+            with httpx.stream("POST", url, json=body, headers=CREDENTIALS, timeout=10) as answer:
+                assert answer.status_code == 200
+                for chunk in answer.iter_raw():
+                    got += chunk
+                    if CHAT_END_PATTERN.search(got):
+                        went_on.set()
+    finally:
+        went_on.set()
+        upstream.shutdown()
+        upstream.server_close()
+    assert got.endswith(b' again"}}]}\n\ndata: [DONE]\n\n')
+    # Recorded when the finish reason came, then again as the client has it at the end.
+    assert [m.content for m in ledger.messages] == ["Hello", "Hello again"]

@@ -432,8 +432,10 @@ class Gateway:
         # next request to another gateway of the fleet, which must find the reply recorded.
         # A stream's events go out as they arrive; the one that ends its reply goes out once the
         # reply is recorded, as a client may stop reading at it (the openai SDK at ``[DONE]``).
+        # Should events follow it that change the reply, the reply is recorded again at the end.
         whole = recorder is not None and not recorder.streaming
         last = b""
+        ended: AssistantMessage | None = None  # the reply recorded when its stream ended
         try:
             async for chunk in chunks:
                 if recorder is not None:
@@ -444,9 +446,8 @@ class Gateway:
                         await send({"type": "http.response.body", "body": last, "more_body": True})
                     last = out
                     continue
-                if recorder is not None and recorder.ended():
-                    await self._record(recorder)
-                    recorder = None  # the rest (usage, ``[DONE]``) goes out as it comes
+                if recorder is not None and ended is None and recorder.ended():
+                    ended = await self._record(recorder)
                 if out:
                     await send({"type": "http.response.body", "body": out, "more_body": True})
         except Exception as err:
@@ -457,19 +458,22 @@ class Gateway:
             log.warning(json.dumps({"route": route.prefix, "answer_cut": type(err).__name__}))
             raise
         if recorder is not None:
-            await self._record(recorder)
+            await self._record(recorder, ended)
         final = last + (masker.flush() if masker is not None else b"")
         await send({"type": "http.response.body", "body": final, "more_body": False})
         return int(response.status_code)
 
-    async def _record(self, recorder: _Recorder) -> None:
+    async def _record(self, recorder: _Recorder, recorded: AssistantMessage | None = None) -> AssistantMessage | None:
+        """Record the reply ``recorder`` read (unless it is ``recorded``, the
+        one recorded before); the reply, or None when it could not be read."""
         message = recorder.finish()
-        if message is None or self._ledger is None:
-            return
+        if message is None or self._ledger is None or message == recorded:
+            return message
         try:
             await self._ledger.record(message)
         except BackendError as err:
             log.warning("the reply could not be recorded (%s)", type(err).__name__)
+        return message
 
 
 class _Masker:
