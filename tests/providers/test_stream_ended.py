@@ -1,7 +1,8 @@
 """``StreamParser.ended``: a stream has ended exactly when ``finish`` gives its
 reply, at every prefix of its events. The gateway holds a stream's end back
 until the reply is recorded, so this is what it goes by. Checked on every
-provider's emulated stream and on the recorded streams of real traffic."""
+provider's emulated stream and on the stream fixtures of
+tests/providers/fixtures (the providers' own stream shapes)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from ..client.test_loop import MODELS
 from .support import FIXTURES
 
 LOOKUP = Tool("lookup", "Look something up", {"type": "object", "properties": {"q": {"type": "integer"}}})
-# Streams recorded from real traffic: (provider, file under fixtures/<provider>/).
+# The stream fixtures: (provider, file under fixtures/<provider>/).
 RECORDED = [
     ("anthropic", "stream_interleaved.json"),
     ("anthropic", "stream_web_search.json"),
@@ -77,7 +78,7 @@ def test_an_emulated_stream_has_ended_exactly_when_it_can_be_finished(provider: 
 
 
 @pytest.mark.parametrize(("provider", "name"), RECORDED, ids=[f"{p}-{n}" for p, n in RECORDED])
-def test_a_recorded_stream_has_ended_exactly_when_it_can_be_finished(provider: str, name: str) -> None:
+def test_a_stream_fixture_has_ended_exactly_when_it_can_be_finished(provider: str, name: str) -> None:
     text = (FIXTURES / provider / name).read_text(encoding="utf-8")
     events = [json.loads(line) for line in text.splitlines() if line] if name.endswith(".ndjson") else json.loads(text)
     check_every_prefix(provider, events)
