@@ -46,6 +46,20 @@ def test_origins_are_equal_exactly_when_their_fields_are():
     assert len({Origin("p", "m"), Origin("p", "m"), Origin("p", "m", "a")}) == 2
 
 
+def test_a_subclass_with_a_key_of_its_own_compares_by_it():
+    # Equality and hashing read the fields directly only where a class keeps the default key.
+    class ByProvider(Origin):
+        __slots__ = ()
+
+        def _key(self) -> tuple[object, ...]:
+            return (self.provider,)
+
+    assert ByProvider("p", "m") == ByProvider("p", "n")
+    assert hash(ByProvider("p", "m")) == hash(ByProvider("p", "n"))
+    assert Origin("p", "m") != Origin("p", "n")
+    assert ByProvider("p", "m") != Origin("p", "m")
+
+
 def test_kinds_with_equal_fields_differ():
     assert ThinkingBlock.Text("a", "b") != ThinkingBlock.Opaque("a", "b")
 

@@ -33,16 +33,6 @@ class Origin(Value):
             account=None if account is None else (check_str(account, "Origin.account") or None),
         )
 
-    # Every replay decision hashes and compares origins (the replay caches are
-    # keyed by them): the fields are read here, as ``Value`` would compare them.
-    def __eq__(self, other: object) -> bool:
-        if type(other) is Origin and type(self) is Origin:
-            return self.provider == other.provider and self.model == other.model and self.account == other.account
-        return super().__eq__(other)
-
-    def __hash__(self) -> int:
-        return hash(("Origin", (self.provider, self.model, self.account)))
-
 
 _HEX64 = "[0-9a-f]{64}"
 # Compiled on first use (``re`` keeps it), not on ``import thinkseal``: a quarter

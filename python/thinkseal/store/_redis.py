@@ -161,8 +161,7 @@ for i = 2, #fields, 2 do
     local stop = count(string.match(fields[i], '^(%d+)'))
     if stop and stop > last then last = stop end
 end
-local length = count(redis.call('HGET', KEYS[1], 'length')) or 0
-local start = math.max(math.min(last, length) - tonumber(ARGV[1]), 0)
+local start = math.max(last - tonumber(ARGV[1]), 0)
 local found = read(start, tonumber(ARGV[2]))
 if not found then return false end
 table.insert(found, fields)
