@@ -18,6 +18,10 @@ a server), on the workload of ``benches._workload`` (bound Anthropic tool loop):
   joined (``req.content``), against that full ``load`` + ``prepare``; and the
   ``refresh`` alone (the fastest of the body-ready steps' refreshes).
 
+Each timed round starts as a request does on a worker that serves many
+sessions (``best``): a full collection, then the same request for another
+session, then the timed one.
+
 ``python -m benches._stateless [--n 3000]`` prints where the time of a cold
 request goes: a timing split (read, ``prepare``, the join) and a cProfile (top
 15 by cumulative time) of SQLite ``load`` + ``prepare`` and of ``from_json`` +
@@ -40,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from thinkseal import AssistantMessage, Conversation, ThinkingBlock, UserMessage, provider
+from thinkseal.providers import PreparedRequest
 from thinkseal.store import PostgresStore, RedisStore, SQLiteStore, Store
 from thinkseal.store._fragments import read_data, read_entry
 from thinkseal.testing import respond
@@ -52,19 +57,35 @@ LABELS = {"sqlite": "SQLite", "postgres": "PostgreSQL", "redis": "Redis"}
 VARIABLES = {"postgres": "THINKSEAL_TEST_POSTGRES", "redis": "THINKSEAL_TEST_REDIS"}
 NEW_TURNS = 2  # messages another writer appends before each refresh
 WARM_STEPS = 3  # refreshes before timing: the first ones after a load still extend the wire caches
-# A full collection before each round (outside the timing). With the peers imported it
-# costs about 0.25 s here; the smoke test (benches/test_bench_stateless.py) turns it off.
+# A full collection before each round (outside the timing), so that none falls inside
+# it. With the peers imported it costs about 0.25 s here; the smoke test
+# (benches/test_bench_stateless.py) turns it off.
 COLLECT = True
+# Then, with SERVED, the same request for another session (``other``), as a worker
+# that serves many sessions has run before this session's next request: the code
+# and the interpreter's shared state warm, this session's data untouched since its
+# own last request. Without it (``--cold`` in benches.compare), each round starts
+# as a full collection leaves the caches: cold for code and data alike.
+SERVED = True
 
 
-def best(run: Callable[[], Any], rounds: int, setup: Callable[[], None] | None = None) -> float:
-    """Seconds, the minimum over ``rounds`` (a ``gc.collect()`` before each, outside the timing)."""
+def best(
+    run: Callable[[], Any],
+    rounds: int,
+    setup: Callable[[], None] | None = None,
+    other: Callable[[], Any] | None = None,
+) -> float:
+    """Seconds, the minimum over ``rounds``. Before each, outside the timing:
+    ``setup()``, a ``gc.collect()``, and ``other()`` (the same request for
+    another session) when ``SERVED``."""
     times = []
     for _ in range(rounds):
         if setup is not None:
             setup()
         if COLLECT:
             gc.collect()
+        if SERVED and other is not None:
+            other()
         start = time.perf_counter()
         run()
         times.append(time.perf_counter() - start)
@@ -147,64 +168,88 @@ def next_turns(conv: Conversation, i: int) -> Conversation:
     )
 
 
+class Session:
+    """One stored session of ``n`` messages as the bench drives it: ``reader``
+    is the worker timed, ``writer`` another worker that appends turns to it."""
+
+    def __init__(self, reader: Store, writer: Store, stored: Conversation) -> None:
+        self.reader, self.writer = reader, writer
+        self.adapter = provider("anthropic")
+        self.stored = stored
+        self.id = writer.create(stored)
+        self.held = stored
+        self.i = 0
+        self.refreshes: list[float] = []  # the refresh alone, within each body-ready step
+
+    def prepare(self, conv: Conversation) -> PreparedRequest:
+        return self.adapter.prepare(conv, model=_peers.ORIGIN.model, max_tokens=1024)
+
+    def full(self) -> bytes:
+        return self.prepare(self.reader.load(self.id)).content
+
+    def lazy(self) -> bytes:  # a worker that holds nothing, for a target prepared before
+        return self.prepare(self.reader.load(self.id, lazy=True)).content
+
+    def hold(self) -> None:
+        """The conversation a worker holds, prepared once."""
+        self.held = self.reader.load(self.id)
+        _ = self.prepare(self.held).content_length
+
+    def write(self) -> None:  # another worker's turn: 2 messages appended to the store
+        self.i += 1
+        before = len(self.stored)
+        self.stored = next_turns(self.stored, self.i)
+        self.writer.append(self.id, self.stored[before:], expected_length=before)
+
+    def step(self, joined: bool) -> int:
+        start = time.perf_counter()
+        conv = self.reader.refresh(self.id, self.held)
+        self.refreshes.append(time.perf_counter() - start)
+        req = self.prepare(conv)
+        self.held = conv
+        return len(req.content) if joined else req.content_length
+
+
 def measure(backend: Backend, n: int, rounds: int, step_rounds: int) -> dict[str, float]:
     """One backend at ``n`` messages (times in µs): ``load`` + ``prepare`` -> body
     bytes, and ``refresh`` + ``prepare`` after ``NEW_TURNS`` messages appended by
     another store object, the body ready and joined; and the refresh as a %
-    of the full load + prepare."""
+    of the full load + prepare. Each round serves the same request for a
+    second session of the same size first (``best``)."""
     reader, writer = backend.store(), backend.store()
-    adapter = provider("anthropic")
-    model = _peers.ORIGIN.model
     stored = Conversation(bound_history(n, _peers.ORIGIN))
-    session_id = writer.create(stored)
+    timed, other = Session(reader, writer, stored), Session(reader, writer, stored)
+    sessions = (timed, other)
     try:
+        for s in sessions:
+            assert len(s.full()) > n * 1_000  # warm, and the whole history went out
+        load_prepare = best(timed.full, rounds, other=other.full)
+        for s in sessions:
+            assert s.lazy() == s.full()  # the first one maps everything and writes the fragments back
+        lazy_prepare = best(timed.lazy, rounds, other=other.lazy)
+        fragments = fragment_ratio(reader, timed.id)
 
-        def full() -> bytes:
-            return adapter.prepare(reader.load(session_id), model=model, max_tokens=1024).content
+        def write() -> None:
+            for s in sessions:
+                s.write()
 
-        assert len(full()) > n * 1_000  # warm, and the whole history went out
-        load_prepare = best(full, rounds)
-
-        def lazy() -> bytes:  # a worker that holds nothing, for a target prepared before
-            return adapter.prepare(reader.load(session_id, lazy=True), model=model, max_tokens=1024).content
-
-        assert lazy() == full()  # the first one maps everything and writes the fragments back
-        lazy_prepare = best(lazy, rounds)
-        fragments = fragment_ratio(reader, session_id)
-
-        held = reader.load(session_id)
-        _ = adapter.prepare(held, model=model, max_tokens=1024).content_length  # the conversation a worker holds
-        state: dict[str, Any] = {"held": held, "stored": stored, "i": 0}
-
-        def write() -> None:  # another worker's turn: 2 messages appended to the store
-            state["i"] += 1
-            before = len(state["stored"])
-            state["stored"] = next_turns(state["stored"], state["i"])
-            writer.append(session_id, state["stored"][before:], expected_length=before)
-
-        refreshes: list[float] = []  # the refresh alone, within each timed body-ready step
-
-        def step(joined: bool) -> int:
-            start = time.perf_counter()
-            conv = reader.refresh(session_id, state["held"])
-            refreshes.append(time.perf_counter() - start)
-            req = adapter.prepare(conv, model=model, max_tokens=1024)
-            state["held"] = conv
-            return len(req.content) if joined else req.content_length
-
-        for _ in range(WARM_STEPS):
-            write()
-            step(False)
-        refreshes.clear()
-        ready = best(lambda: step(False), step_rounds, setup=write)
-        refresh_alone = min(refreshes)
-        joined = best(lambda: step(True), step_rounds, setup=write)
-        assert len(state["held"]) == len(state["stored"]) == n + NEW_TURNS * (WARM_STEPS + 2 * step_rounds)
+        for s in sessions:
+            s.hold()
+            for _ in range(WARM_STEPS):
+                s.write()
+                s.step(False)
+            s.refreshes.clear()
+        ready = best(lambda: timed.step(False), step_rounds, write, lambda: other.step(False))
+        refresh_alone = min(timed.refreshes)
+        joined = best(lambda: timed.step(True), step_rounds, write, lambda: other.step(True))
+        for s in sessions:
+            assert len(s.held) == len(s.stored) == n + NEW_TURNS * (WARM_STEPS + 2 * step_rounds)
         # A worker that holds nothing, after another one appended 2 messages: the
         # new turns mapped, and their fragments written back.
-        lazy_new = best(lazy, step_rounds, setup=write)
+        lazy_new = best(timed.lazy, step_rounds, write, other.lazy)
     finally:
-        writer.delete(session_id)
+        for s in sessions:
+            writer.delete(s.id)
     return {
         "load_prepare_us": load_prepare * 1e6,
         "load_prepare_us_per_msg": load_prepare / n * 1e6,

@@ -16,7 +16,13 @@
 - the issue-22 targets, each against its goal, in one table.
 
 Prints the markdown tables of docs/performance.md and writes docs/performance-peers.png.
-Run: python -m benches.compare [--sizes 1000,3000] [--quick] [--json PATH] [--no-plot]
+Each timed round starts as on a worker that serves many sessions: a full
+collection (outside the timing), then the same request for another session of
+the same size, then the timed one (``--cold``: the collection only, which
+leaves code and data cold alike). The cold fingerprint's rounds start from
+fresh objects instead.
+
+Run: python -m benches.compare [--sizes 1000,3000] [--quick] [--cold] [--json PATH] [--no-plot]
 (pip install -e '.[bench]' for the peers and matplotlib; THINKSEAL_TEST_POSTGRES /
 THINKSEAL_TEST_REDIS name the PostgreSQL and Redis servers, left out when unset
 or unreachable). ``--quick``: n = 1,000 and 3,000, fewer rounds.
@@ -78,13 +84,15 @@ class Rounds:
 
 FULL = Rounds()
 QUICK = Rounds(small=7, large=3, step=9, cold=5)
+# What comes before each timed round (benches._stateless.best), by _stateless.SERVED.
+MEASURES = {
+    True: "served: a full collection, then the same request for another session",
+    False: "cold: a full collection only",
+}
 
 
-def stateless(n: int, rounds: Rounds = FULL) -> dict[str, float]:
-    """us per message, stored JSON -> body bytes (and, for the ``full`` paths,
-    on through each library's client to an in-process transport)."""
-    conv = Conversation(bound_history(n, _peers.ORIGIN))
-    received = _peers.Received()
+def stateless_paths(conv: Conversation, received: _peers.Received) -> dict[str, Callable[[], Any]]:
+    """Each library's path from its own stored JSON of ``conv``."""
     paths = {
         "thinkseal": _peers.thinkseal_stateless(conv.to_json()),
         "thinkseal full": _peers.thinkseal_full(conv.to_json(), received),
@@ -96,7 +104,18 @@ def stateless(n: int, rounds: Rounds = FULL) -> dict[str, float]:
         paths["pydantic-ai full"] = _peers.pydantic_ai_full(stored, received)
     if have["litellm"]:
         paths["litellm"] = _peers.litellm_stateless(_peers.litellm_stored(conv))
-    out = {name: best(run, rounds.whole(n)) / n * 1e6 for name, run in paths.items()}
+    return paths
+
+
+def stateless(n: int, rounds: Rounds = FULL) -> dict[str, float]:
+    """us per message, stored JSON -> body bytes (and, for the ``full`` paths,
+    on through each library's client to an in-process transport). Each round
+    of a path serves the same path for another session first (``best``)."""
+    conv = Conversation(bound_history(n, _peers.ORIGIN))
+    received = _peers.Received()
+    paths = stateless_paths(conv, received)
+    others = stateless_paths(Conversation(fresh_copies(list(conv))), received)
+    out = {name: best(run, rounds.whole(n), other=others[name]) / n * 1e6 for name, run in paths.items()}
     # Every full path sent the whole history: each body at least ~1 KB a message.
     assert received.sizes
     assert min(received.sizes) > n * 1_000, received.sizes
@@ -107,34 +126,38 @@ def steady_and_forks(n: int, rounds: Rounds = FULL) -> tuple[float, float, float
     """(us per unchanged message for one appended step + the body ready to send,
     us for that step, us for it with the body joined, us per fork sibling)."""
     adapter = provider("anthropic")
-    state = {"conv": Conversation(bound_history(n, _peers.ORIGIN))}
-    _ = adapter.prepare(state["conv"], model=_peers.ORIGIN.model, max_tokens=1024).content  # warm
+    history = bound_history(n, _peers.ORIGIN)
+    # The session timed, and another one the same size whose step each round serves first.
+    timed = {"conv": Conversation(history)}
+    other = {"conv": Conversation(fresh_copies(history))}
     counter = iter(range(10**9))
 
-    def step(joined: bool) -> None:
+    def step(session: dict[str, Conversation], joined: bool) -> None:
         i = next(counter)
         conv = respond(
-            state["conv"].append(UserMessage(f"next {i}")),
+            session["conv"].append(UserMessage(f"next {i}")),
             _peers.ORIGIN,
             AssistantMessage(f"ok {i}", [], [ThinkingBlock.Text(f"t {i}", f"s{i}")]),
         )
-        state["conv"] = conv
+        session["conv"] = conv
         req = adapter.prepare(conv, model=_peers.ORIGIN.model, max_tokens=1024)
         _ = req.content if joined else req.content_length
 
-    for _ in range(3):  # the first steps after loading still extend the wire caches
-        step(False)
+    for session in (timed, other):
+        _ = adapter.prepare(session["conv"], model=_peers.ORIGIN.model, max_tokens=1024).content  # warm
+        for _ in range(3):  # the first steps after loading still extend the wire caches
+            step(session, False)
     # Steps are cheap at every n: 21 rounds each, so the minimum is not one noisy step.
-    one = best(lambda: step(False), rounds.step)
-    one_joined = best(lambda: step(True), rounds.step)
-    base = state["conv"]
+    one = best(lambda: step(timed, False), rounds.step, other=lambda: step(other, False))
+    one_joined = best(lambda: step(timed, True), rounds.step, other=lambda: step(other, True))
 
-    def forks() -> None:
+    def forks(base: Conversation) -> None:
         for k in range(2):
             sibling = base.append(UserMessage(f"sibling {k} {next(counter)}"))
             _ = adapter.prepare(sibling, model=_peers.ORIGIN.model, max_tokens=1024).content_length
 
-    fork = best(forks, rounds.step) / 2
+    timed_base, other_base = timed["conv"], other["conv"]
+    fork = best(lambda: forks(timed_base), rounds.step, other=lambda: forks(other_base)) / 2
     return one / n * 1e6, one * 1e6, one_joined * 1e6, fork * 1e6
 
 
@@ -276,6 +299,7 @@ def issue22(sizes: tuple[int, ...], rounds: Rounds, cold_n: int = 2_100) -> dict
         "sizes": list(sizes),
         "rounds": asdict(rounds),
         "peers": _peers.available(),
+        "measure": MEASURES[_stateless.SERVED],
         "stateless_us_per_msg": {n: stateless(n, rounds) for n in sizes},
         "store": _stateless.store_rows(sizes, rounds.whole, rounds.step),
         "steady": {},
@@ -412,6 +436,7 @@ def print_targets(figures: dict[str, Any]) -> None:
     sizes: list[int] = figures["sizes"]
     left_out = figures["store"]["left_out"]
     print("\n### issue 22 targets")
+    print(f"before each timed round: {figures['measure']}")
     if left_out:
         print("backends left out: " + "; ".join(f"{_stateless.LABELS[b]} ({why})" for b, why in left_out.items()))
     if not figures["peers"].get("pydantic-ai"):
@@ -505,13 +530,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-plot", dest="plot", action="store_false", help="leave docs/performance-peers.png as it is"
     )
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="before each timed round a full collection only, not then another session's request",
+    )
     args = parser.parse_args(argv)
+    _stateless.SERVED = not args.cold
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
     rounds = QUICK if args.quick else FULL
     for name, ok in _peers.available().items():
         if not ok:
             print(f"({name} is not installed: its column is left out; pip install -e '.[bench]')")
     print(f"sizes {', '.join(f'{n:,}' for n in sizes)}; rounds {asdict(rounds)} (min of rounds)")
+    print(f"before each timed round: {MEASURES[_stateless.SERVED]}")
     figures = run(tuple(sizes), rounds)
     print_tables(figures)
     if args.json:

@@ -43,6 +43,35 @@ def test_issue22_rows_once(capsys: pytest.CaptureFixture[str], monkeypatch: pyte
     assert "### issue 22 targets" in out
     assert out.count("`refresh` + `prepare` after 2 new turns") == len(expected)
     assert json.loads(json.dumps(figures, default=str))["sizes"] == [N]
+    assert figures["measure"] == compare.MEASURES[True]
+
+
+class Clock:
+    """A stand-in for ``time`` whose ``perf_counter`` moves only when told."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize("served", [True, False])
+def test_each_round_serves_another_session_first_outside_the_timing(
+    monkeypatch: pytest.MonkeyPatch, served: bool
+) -> None:
+    clock, calls = Clock(), []
+    monkeypatch.setattr(_stateless, "time", clock)
+    monkeypatch.setattr(_stateless, "COLLECT", False)
+    monkeypatch.setattr(_stateless, "SERVED", served)
+
+    def step(name: str, took: float) -> None:
+        calls.append(name)
+        clock.now += took
+
+    best = _stateless.best(lambda: step("run", 1.0), 3, lambda: step("setup", 10.0), lambda: step("other", 100.0))
+    assert best == 1.0
+    assert calls == (["setup", "other", "run"] if served else ["setup", "run"]) * 3
 
 
 def test_unreachable_backend_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
