@@ -219,7 +219,7 @@ def measure(backend: Backend, n: int, rounds: int, step_rounds: int) -> dict[str
     reader, writer = backend.store(), backend.store()
     stored = Conversation(bound_history(n, _peers.ORIGIN))
     timed, other = Session(reader, writer, stored), Session(reader, writer, stored)
-    sessions = (timed, other)
+    sessions = (timed, other) if SERVED else (timed,)  # the ones requests are served for
     try:
         for s in sessions:
             assert len(s.full()) > n * 1_000  # warm, and the whole history went out
@@ -248,7 +248,7 @@ def measure(backend: Backend, n: int, rounds: int, step_rounds: int) -> dict[str
         # new turns mapped, and their fragments written back.
         lazy_new = best(timed.lazy, step_rounds, write, other.lazy)
     finally:
-        for s in sessions:
+        for s in (timed, other):
             writer.delete(s.id)
     return {
         "load_prepare_us": load_prepare * 1e6,

@@ -19,8 +19,10 @@ N = 45
 ONCE = compare.Rounds(small=1, large=1, step=1, cold=1)
 
 
-def test_issue22_rows_once(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("served", [True, False])
+def test_issue22_rows_once(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, served: bool) -> None:
     monkeypatch.setattr(_stateless, "COLLECT", False)  # about 0.25 s a round with the peers imported
+    monkeypatch.setattr(_stateless, "SERVED", served)
     figures = compare.issue22((N,), ONCE, cold_n=60)
     store = figures["store"]
     expected = ["sqlite"] + [b for b, variable in _stateless.VARIABLES.items() if os.environ.get(variable)]
@@ -43,7 +45,7 @@ def test_issue22_rows_once(capsys: pytest.CaptureFixture[str], monkeypatch: pyte
     assert "### issue 22 targets" in out
     assert out.count("`refresh` + `prepare` after 2 new turns") == len(expected)
     assert json.loads(json.dumps(figures, default=str))["sizes"] == [N]
-    assert figures["measure"] == compare.MEASURES[True]
+    assert figures["measure"] == compare.MEASURES[served]
 
 
 class Clock:
