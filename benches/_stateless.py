@@ -169,8 +169,8 @@ def next_turns(conv: Conversation, i: int) -> Conversation:
 
 
 class Session:
-    """One stored session of ``n`` messages as the bench drives it: ``reader``
-    is the worker timed, ``writer`` another worker that appends turns to it."""
+    """One stored session as the bench drives it: ``reader`` is the worker
+    timed, ``writer`` another worker that appends turns to it."""
 
     def __init__(self, reader: Store, writer: Store, stored: Conversation) -> None:
         self.reader, self.writer = reader, writer
