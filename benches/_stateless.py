@@ -22,10 +22,10 @@ Each timed round starts as a request does on a worker that serves many
 sessions (``best``): a full collection, then the same request for another
 session, then the timed one.
 
-``python -m benches._stateless [--n 3000]`` prints where the time of a cold
-request goes: a timing split (read, ``prepare``, the join) and a cProfile (top
-15 by cumulative time) of SQLite ``load`` + ``prepare`` and of ``from_json`` +
-``prepare``."""
+``python -m benches._stateless [--n 3000] [--cold]`` prints where a request's
+time goes: a timing split (read, ``prepare``, the join) and a cProfile (top 15
+by cumulative time) of SQLite ``load`` + ``prepare``, of SQLite's lazy load +
+``prepare`` and of ``from_json`` + ``prepare``."""
 
 from __future__ import annotations
 
@@ -67,6 +67,11 @@ COLLECT = True
 # own last request. Without it (``--cold`` in benches.compare), each round starts
 # as a full collection leaves the caches: cold for code and data alike.
 SERVED = True
+# What comes before each timed round, by SERVED (printed with the figures).
+MEASURES = {
+    True: "served: a full collection, then the same request for another session",
+    False: "cold: a full collection only",
+}
 
 
 def best(
@@ -288,11 +293,15 @@ def store_rows(sizes: tuple[int, ...], rounds: Callable[[int], int], step_rounds
 # -- where the time goes -------------------------------------------------------------------
 
 
-def _split(read: Callable[[], Conversation], n: int, rounds: int) -> dict[str, float]:
-    """µs per message (each step on a freshly read conversation): the read
-    alone; the replay decision alone (the walk, ``conversation.replay``: what
-    ``prepare`` decides first, and reuses); ``prepare`` after that decision (the
-    wire mapping, body ready); ``prepare`` whole, body ready and body joined."""
+def _split(
+    read: Callable[[], Conversation], other: Callable[[], Conversation], n: int, rounds: int
+) -> dict[str, float]:
+    """µs per message (each step on a freshly read conversation, each round
+    after the whole request for another session, read by ``other``, as in
+    ``best``): the read alone; the replay decision alone (the walk,
+    ``conversation.replay``: what ``prepare`` decides first, and reuses);
+    ``prepare`` after that decision (the wire mapping, body ready); ``prepare``
+    whole, body ready and body joined."""
     adapter = provider("anthropic")
     model = _peers.ORIGIN.model
     box: dict[str, Any] = {}
@@ -304,17 +313,20 @@ def _split(read: Callable[[], Conversation], n: int, rounds: int) -> dict[str, f
         fresh()
         _ = box["conv"].replay(_peers.ORIGIN).report
 
+    def served() -> None:
+        _ = adapter.prepare(other(), model=model, max_tokens=1024).content
+
     out = {
-        "read": best(read, rounds),
-        "replay decision (walk)": best(lambda: box["conv"].replay(_peers.ORIGIN).report, rounds, fresh),
+        "read": best(read, rounds, other=served),
+        "replay decision (walk)": best(lambda: box["conv"].replay(_peers.ORIGIN).report, rounds, fresh, served),
         "prepare after the decision (wire mapping)": best(
-            lambda: adapter.prepare(box["conv"], model=model, max_tokens=1024).content_length, rounds, decided
+            lambda: adapter.prepare(box["conv"], model=model, max_tokens=1024).content_length, rounds, decided, served
         ),
         "prepare (body ready)": best(
-            lambda: adapter.prepare(box["conv"], model=model, max_tokens=1024).content_length, rounds, fresh
+            lambda: adapter.prepare(box["conv"], model=model, max_tokens=1024).content_length, rounds, fresh, served
         ),
         "prepare + join (body bytes)": best(
-            lambda: adapter.prepare(box["conv"], model=model, max_tokens=1024).content, rounds, fresh
+            lambda: adapter.prepare(box["conv"], model=model, max_tokens=1024).content, rounds, fresh, served
         ),
     }
     return {name: t / n * 1e6 for name, t in out.items()}
@@ -338,27 +350,36 @@ def _profiled(run: Callable[[], Any], top: int) -> str:
 
 def profile(n: int = 3_000, top: int = 15, rounds: int = 9) -> str:
     """The timing split and the cProfile (top ``top`` by cumulative time) of
-    SQLite ``load`` + ``prepare`` and of ``from_json`` + ``prepare``, at ``n``."""
+    SQLite ``load`` + ``prepare``, SQLite ``load(lazy=True)`` + ``prepare`` (a
+    target prepared before) and ``from_json`` + ``prepare``, at ``n``; each
+    timed round after the same request for a second session (``best``)."""
     adapter = provider("anthropic")
     model = _peers.ORIGIN.model
     conv = Conversation(bound_history(n, _peers.ORIGIN))
-    stored = conv.to_json()
+    stored = [conv.to_json(), conv.to_json()]
     out: list[str] = []
     with reachable(("sqlite",)) as (backends, _):
         store = backends[0].store()
-        session_id = store.create(conv)
-        paths: dict[str, Callable[[], Conversation]] = {
-            "SQLite load": lambda: store.load(session_id),
-            "from_json": lambda: Conversation.from_json(stored),
+        ids = [store.create(conv), store.create(conv)]
+        for session_id in ids:  # the lazy loads' fragment rows written
+            _ = adapter.prepare(store.load(session_id, lazy=True), model=model, max_tokens=1024).content
+        paths: dict[str, tuple[Callable[[], Conversation], Callable[[], Conversation]]] = {
+            "SQLite load": (lambda: store.load(ids[0]), lambda: store.load(ids[1])),
+            "SQLite lazy load, a seen target": (
+                lambda: store.load(ids[0], lazy=True),
+                lambda: store.load(ids[1], lazy=True),
+            ),
+            "from_json": (lambda: Conversation.from_json(stored[0]), lambda: Conversation.from_json(stored[1])),
         }
+        measure = MEASURES[SERVED]
         # Every timing first, then the profiles (a profiled run is not timed).
-        for name, read in paths.items():
-            split = _split(read, n, rounds)
+        for name, (read, other) in paths.items():
+            split = _split(read, other, n, rounds)
             out.append(
-                f"{name} + prepare, n = {n:,} (min of {rounds}, µs per message): "
+                f"{name} + prepare, n = {n:,} (min of {rounds}, {measure}, µs per message): "
                 + "; ".join(f"{step} {us:.2f}" for step, us in split.items())
             )
-        for name, read in paths.items():
+        for name, (read, _) in paths.items():
 
             def run(read: Callable[[], Conversation] = read) -> bytes:
                 return adapter.prepare(read(), model=model, max_tokens=1024).content
@@ -369,10 +390,13 @@ def profile(n: int = 3_000, top: int = 15, rounds: int = 9) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="where a cold stateless request's time goes", allow_abbrev=False)
+    parser = argparse.ArgumentParser(description="where a stateless request's time goes", allow_abbrev=False)
     parser.add_argument("--n", type=int, default=3_000, help="messages in the conversation")
     parser.add_argument("--top", type=int, default=15, help="functions shown per profile")
+    parser.add_argument("--cold", action="store_true", help="each timed round after a full collection only")
     args = parser.parse_args(argv)
+    global SERVED  # noqa: PLW0603 - the measure is this module's switch, as benches.compare sets it
+    SERVED = not args.cold
     print(profile(args.n, args.top))
     return 0
 

@@ -84,11 +84,6 @@ class Rounds:
 
 FULL = Rounds()
 QUICK = Rounds(small=7, large=3, step=9, cold=5)
-# What comes before each timed round (benches._stateless.best), by _stateless.SERVED.
-MEASURES = {
-    True: "served: a full collection, then the same request for another session",
-    False: "cold: a full collection only",
-}
 
 
 def stateless_paths(conv: Conversation, received: _peers.Received) -> dict[str, Callable[[], Any]]:
@@ -299,7 +294,7 @@ def issue22(sizes: tuple[int, ...], rounds: Rounds, cold_n: int = 2_100) -> dict
         "sizes": list(sizes),
         "rounds": asdict(rounds),
         "peers": _peers.available(),
-        "measure": MEASURES[_stateless.SERVED],
+        "measure": _stateless.MEASURES[_stateless.SERVED],
         "stateless_us_per_msg": {n: stateless(n, rounds) for n in sizes},
         "store": _stateless.store_rows(sizes, rounds.whole, rounds.step),
         "steady": {},
@@ -543,7 +538,7 @@ def main(argv: list[str] | None = None) -> int:
         if not ok:
             print(f"({name} is not installed: its column is left out; pip install -e '.[bench]')")
     print(f"sizes {', '.join(f'{n:,}' for n in sizes)}; rounds {asdict(rounds)} (min of rounds)")
-    print(f"before each timed round: {MEASURES[_stateless.SERVED]}")
+    print(f"before each timed round: {_stateless.MEASURES[_stateless.SERVED]}")
     figures = run(tuple(sizes), rounds)
     print_tables(figures)
     if args.json:

@@ -45,7 +45,7 @@ def test_issue22_rows_once(capsys: pytest.CaptureFixture[str], monkeypatch: pyte
     assert "### issue 22 targets" in out
     assert out.count("`refresh` + `prepare` after 2 new turns") == len(expected)
     assert json.loads(json.dumps(figures, default=str))["sizes"] == [N]
-    assert figures["measure"] == compare.MEASURES[served]
+    assert figures["measure"] == _stateless.MEASURES[served]
 
 
 class Clock:
@@ -95,5 +95,7 @@ def test_profile_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_stateless, "COLLECT", False)
     text = _stateless.profile(n=30, top=5, rounds=1)
     assert "SQLite load + prepare" in text
+    assert "SQLite lazy load, a seen target + prepare" in text
     assert "from_json + prepare" in text
+    assert text.count(_stateless.MEASURES[True]) == 3  # each split, as benches.compare measures
     assert "cumulative" in text
