@@ -47,7 +47,7 @@ def test_origins_are_equal_exactly_when_their_fields_are():
 
 
 def test_a_subclass_with_a_key_of_its_own_compares_by_it():
-    # Equality and hashing read the fields directly only where a class keeps the default key.
+    # Equality and hashing go by ``_key``, whichever class defines it.
     class ByProvider(Origin):
         __slots__ = ()
 

@@ -24,7 +24,7 @@ import pytest
 import thinkseal
 from thinkseal import AssistantMessage, Conversation, SystemMessage, Tool, UserMessage
 from thinkseal.gateway import app
-from thinkseal.gateway._app import open_ledger
+from thinkseal.gateway._app import _Recorder, open_ledger
 from thinkseal.ledger import AsyncLedger
 from thinkseal.providers import PROVIDER_IDS
 from thinkseal.testing import Step, emulate
@@ -170,3 +170,31 @@ def test_a_reply_that_goes_on_after_its_end_is_recorded_again_as_it_finally_is()
     assert got.endswith(b' again"}}]}\n\ndata: [DONE]\n\n')
     # Recorded when the finish reason came, then again as the client has it at the end.
     assert [m.content for m in ledger.messages] == ["Hello", "Hello again"]
+
+
+def test_a_stream_with_nothing_after_its_end_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Recorded at its end event; as no bytes follow it, the reply is not assembled again at the body's end.
+    finished: list[AssistantMessage | None] = []
+    real = _Recorder.finish
+
+    def counted(recorder: _Recorder) -> AssistantMessage | None:
+        finished.append(real(recorder))
+        return finished[-1]
+
+    monkeypatch.setattr(_Recorder, "finish", counted)
+    conversation = Conversation([UserMessage("What is q?")], tools=[LOOKUP])
+    with emulate("anthropic", require_auth=False) as emu:
+        emu.script(Step(thinking="First I look up 1.", calls=[("lookup", {"q": 1})]))
+        options = {**emu.options, **emu.thinking_options}
+        req = thinkseal.provider("anthropic").prepare(conversation, model=MODELS["anthropic"], stream=True, **options)
+        gateway = app({"routes": [{"prefix": "/p", "provider": "anthropic", "upstream": emu.base_url}]})
+        ledger = SlowLedger(open_ledger(gateway.config), delay=0)
+        gateway._ledger = ledger
+        with serve(gateway) as served:
+            headers = {**dict(req.headers), **CREDENTIALS}
+            answer = httpx.post(served.url + "/p" + req.path, content=req.content, headers=headers, timeout=10)
+    assert answer.status_code == 200
+    assert answer.content.rstrip().endswith(b'{"type":"message_stop"}')
+    assert len(finished) == 1
+    assert finished[0] is not None
+    assert ledger.messages == [finished[0]]

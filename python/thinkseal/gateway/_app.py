@@ -432,22 +432,25 @@ class Gateway:
         # next request to another gateway of the fleet, which must find the reply recorded.
         # A stream's events go out as they arrive; the one that ends its reply goes out once the
         # reply is recorded, as a client may stop reading at it (the openai SDK at ``[DONE]``).
-        # Should events follow it that change the reply, the reply is recorded again at the end.
+        # Should bytes follow it, the reply is read again at the end and recorded again if they
+        # changed it.
         whole = recorder is not None and not recorder.streaming
         last = b""
-        ended: AssistantMessage | None = None  # the reply recorded when its stream ended
+        ended = late = False  # the reply was recorded when its stream ended; bytes came after that
+        recorded: AssistantMessage | None = None  # the reply recorded then
         try:
             async for chunk in chunks:
                 if recorder is not None:
                     recorder.feed(chunk)
+                    late = ended
                 out = masker.feed(chunk) if masker is not None else chunk
                 if whole:
                     if last:
                         await send({"type": "http.response.body", "body": last, "more_body": True})
                     last = out
                     continue
-                if recorder is not None and ended is None and recorder.ended():
-                    ended = await self._record(recorder)
+                if recorder is not None and not ended and recorder.ended():
+                    recorded, ended = await self._record(recorder), True
                 if out:
                     await send({"type": "http.response.body", "body": out, "more_body": True})
         except Exception as err:
@@ -457,8 +460,8 @@ class Gateway:
             self.metrics.count("answers_cut", route=route.prefix)
             log.warning(json.dumps({"route": route.prefix, "answer_cut": type(err).__name__}))
             raise
-        if recorder is not None:
-            await self._record(recorder, ended)
+        if recorder is not None and (not ended or late or recorded is None):
+            await self._record(recorder, recorded)
         final = last + (masker.flush() if masker is not None else b"")
         await send({"type": "http.response.body", "body": final, "more_body": False})
         return int(response.status_code)
