@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -112,15 +113,25 @@ SCENARIOS: list[tuple[str, str, Callable[[Client, Any], list[Answer]], bool]] = 
 pytestmark = pytest.mark.filterwarnings("ignore:Pydantic serializer warnings:UserWarning")
 
 
-def run(provider: str, scenario: Callable[[Client, Any], list[Answer]], gateway: bool) -> tuple[int, list[Answer]]:
+def run(
+    provider: str, scenario: Callable[[Client, Any], list[Answer]], gateway: bool, host_upstream: bool = False
+) -> tuple[int, list[Answer]]:
     """The scenario on a fresh emulator, with or without the gateway in front;
-    the emulator's refusals and the answers."""
+    the emulator's refusals and the answers. ``host_upstream``: the route's
+    upstream is the provider's host, and the client's base URL the route's
+    prefix plus the provider's own base path (``/openrouter/api/v1``), rather
+    than the upstream the provider's base URL and the client's the prefix."""
     with emulate(provider) as emu:
         if not gateway:
             answers = scenario(Client(emu.base_url + SDK_SUFFIX.get(provider, "")), emu)
             return len(emu.rejections), answers
-        with serve({"routes": [route(emu, provider)]}) as served:
-            client = Client(f"{served.url}/{provider}" + SDK_SUFFIX.get(provider, ""))
+        config = route(emu, provider)
+        base_path = ""
+        if host_upstream:
+            parts = urlsplit(emu.base_url)
+            config["upstream"], base_path = f"{parts.scheme}://{parts.netloc}", parts.path
+        with serve({"routes": [config]}) as served:
+            client = Client(f"{served.url}/{provider}{base_path}" + SDK_SUFFIX.get(provider, ""))
             answers = scenario(client, emu)
             client.close()
             return len(emu.rejections), answers
@@ -139,6 +150,21 @@ def test_scenario_with_and_without_the_gateway(
     assert with_gateway == 0
     assert all(a.status == 200 for a in answers)
     # Every answer says what the gateway did; what it had to unseal, it did.
+    assert all(a.kept is not None and a.unsealed is not None for a in answers)
+    assert (sum(a.unsealed or 0 for a in answers) >= 1) is refused
+
+
+@pytest.mark.parametrize(
+    ("provider", "name", "scenario", "refused"), SCENARIOS, ids=[f"{p}-{n}" for p, n, _, _ in SCENARIOS]
+)
+def test_an_upstream_named_by_its_host_is_decided_alike(
+    provider: str, name: str, scenario: Callable[[Client, Any], list[Answer]], refused: bool
+) -> None:
+    """docs/gateway.md's other form of a route: upstream ``https://openrouter.ai``,
+    client base URL the prefix plus the provider's path (``/openrouter/api/v1``)."""
+    with_gateway, answers = run(provider, scenario, gateway=True, host_upstream=True)
+    assert with_gateway == 0
+    assert all(a.status == 200 for a in answers)
     assert all(a.kept is not None and a.unsealed is not None for a in answers)
     assert (sum(a.unsealed or 0 for a in answers) >= 1) is refused
 

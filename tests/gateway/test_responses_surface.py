@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -84,15 +85,24 @@ def pruned(client: Client, emu: Any) -> list[Answer]:
     return answers + loop(client, emu, "gpt-5", rest)
 
 
-def run(scenario: Callable[[Client, Any], list[Answer]], gateway: bool) -> tuple[int, list[Answer], Any]:
+def run(
+    scenario: Callable[[Client, Any], list[Answer]], gateway: bool, host_upstream: bool = False
+) -> tuple[int, list[Answer], Any]:
     """The scenario on a fresh emulator, with or without the gateway in
-    front: the emulator's refusals, the answers, and the requests it got."""
+    front: the emulator's refusals, the answers, and the requests it got.
+    ``host_upstream``: the route's upstream is the provider's host and the
+    client's base URL the prefix plus the provider's path (``/openai/v1``)."""
     with emulate(PROVIDER) as emu:
         if not gateway:
             answers = scenario(Client(emu.base_url), emu)
             return len(emu.rejections), answers, emu.requests
-        with serve({"routes": [route(emu, PROVIDER, "/openai")]}) as served:
-            answers = scenario(Client(f"{served.url}/openai"), emu)
+        config = route(emu, PROVIDER, "/openai")
+        base_path = ""
+        if host_upstream:
+            parts = urlsplit(emu.base_url)
+            config["upstream"], base_path = f"{parts.scheme}://{parts.netloc}", parts.path
+        with serve({"routes": [config]}) as served:
+            answers = scenario(Client(f"{served.url}/openai{base_path}"), emu)
             return len(emu.rejections), answers, emu.requests
 
 
@@ -121,6 +131,15 @@ def test_scenario_with_and_without_the_gateway(
         assert answers[-1].unsealed == 2
     if name == "tool-loop":
         assert [(a.kept, a.unsealed) for a in answers] == [(0, 0), (1, 0)]
+
+
+def test_an_upstream_named_by_its_host_is_decided_alike() -> None:
+    """docs/gateway.md's other form of a route: upstream ``https://api.openai.com``,
+    client base URL ``<gateway>/openai/v1``."""
+    with_gateway, answers, _ = run(model_switch, gateway=True, host_upstream=True)
+    assert with_gateway == 0
+    assert all(a.status == 200 for a in answers)
+    assert answers[-1].unsealed == 2
 
 
 def test_a_streamed_response_is_relayed_and_recorded() -> None:

@@ -2,7 +2,8 @@
 and Gemini's OpenAI-compatible endpoint, each at the path its adapter sends
 to (``/chat/completions`` under the provider's base URL, Mistral's
 ``/v1/chat/completions``), so a client whose base URL is the route sends the
-path it sends the provider.
+path it sends the provider; or, for a route whose upstream is the provider's
+host, at that path under the base URL's own path (``provider_paths``).
 
 An assistant message is read by the route's own adapter, as it reads the
 reply the message came in (a client sends a reply's message back as it got
@@ -34,7 +35,7 @@ from ..providers import Provider
 from ..providers._chat import PATH as CHAT_PATH
 from ..providers._chat import ChatProvider, goes_out
 from ._read_cache import DEFAULT_BYTES, ReadCache
-from ._surfaces import Elements, Incoming, Surface, _model, _stream, json_of
+from ._surfaces import Elements, Incoming, Surface, _model, _stream, json_of, provider_paths
 
 # Stands in for an assistant message while the other messages are imported;
 # the adapter's reading of the message replaces it.
@@ -55,17 +56,18 @@ def _path_of(adapter: Provider) -> str:
 
 
 class ChatCompletions(Surface):
-    """``POST <route>/chat/completions`` (Mistral: ``/v1/chat/completions``)."""
+    """``POST <route>/chat/completions`` (Mistral: ``/v1/chat/completions``), or
+    the provider's base path in front (``provider_paths``)."""
 
     field = "messages"
 
     def __init__(self, adapter: Provider, cache_bytes: int = DEFAULT_BYTES) -> None:
         super().__init__(adapter, cache_bytes)
-        self.path = _path_of(adapter)
+        self.paths = provider_paths(adapter, _path_of(adapter))
         self._read: ReadCache[Message] = ReadCache(cache_bytes)  # each wire message read
 
     def serves(self, path: str) -> bool:
-        return path == self.path
+        return path in self.paths
 
     def read(self, body: Mapping[str, Any], path: str) -> Incoming:
         from ..interop.openai import import_chat  # noqa: PLC0415

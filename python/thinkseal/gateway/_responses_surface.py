@@ -1,6 +1,7 @@
 """The Responses API surface (``POST <route>/responses``, provider id
 ``openai-responses``; a client's base URL is the route, as it would be
-``https://api.openai.com/v1``).
+``https://api.openai.com/v1``; or ``<route>/v1/responses`` for a route whose
+upstream is ``https://api.openai.com``, ``provider_paths``).
 
 One assistant turn is several consecutive ``input`` items (reasoning items,
 messages, function calls, other output items pasted back), read together by
@@ -29,7 +30,7 @@ from ..providers import Provider
 from ..providers.openai_responses import PATH, assistant_items
 from ._edit import Splice
 from ._read_cache import DEFAULT_BYTES, ReadCache
-from ._surfaces import Elements, Incoming, Surface, _model, _stream, json_of
+from ._surfaces import Elements, Incoming, Surface, _model, _stream, json_of, provider_paths
 
 _SPEAKERS = ("system", "developer", "user")
 
@@ -68,18 +69,19 @@ def _turn(elements: Elements, start: int, end: int) -> AssistantMessage:
 
 
 class Responses(Surface):
-    """``POST <route>/responses``."""
+    """``POST <route>/responses`` (``<route>/v1/responses`` under a host upstream)."""
 
     field = "input"
 
     def __init__(self, adapter: Provider, cache_bytes: int = DEFAULT_BYTES) -> None:
         super().__init__(adapter, cache_bytes)
+        self.paths = provider_paths(adapter, PATH)
         # An item's message (None: part of a turn), and a turn by its items' digests: half the budget each.
         self._items: ReadCache[Message | None] = ReadCache(cache_bytes // 2)
         self._turns: ReadCache[AssistantMessage] = ReadCache(cache_bytes // 2)
 
     def serves(self, path: str) -> bool:
-        return path == PATH
+        return path in self.paths
 
     def read(self, body: Mapping[str, Any], path: str) -> Incoming:
         from ..interop.openai import import_responses  # noqa: PLC0415

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from functools import partial
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, ClassVar, Final
-from urllib.parse import quote, unquote
+from urllib.parse import quote, unquote, urlsplit
 
 from .._conversation import Conversation
 from .._errors import ThinksealError, ValidationError
@@ -26,6 +26,15 @@ from ._read_cache import DEFAULT_BYTES, ReadCache
 
 if TYPE_CHECKING:
     from ..providers import Provider
+
+
+def provider_paths(adapter: Provider, path: str) -> frozenset[str]:
+    """The paths after a route's prefix at which a client reaches ``path`` (the
+    adapter's request path, relative to its base URL): ``path`` itself when the
+    route's upstream is the provider's base URL (``https://openrouter.ai/api/v1``),
+    and the base URL's own path in front of it when the upstream is the
+    provider's host (``https://openrouter.ai``: ``/api/v1/chat/completions``)."""
+    return frozenset({path, urlsplit(adapter.connection.base_url).path.rstrip("/") + path})
 
 
 class BodyError(ThinksealError):
