@@ -63,7 +63,8 @@ class ChatCompletions(Surface):
 
     def __init__(self, adapter: Provider, cache_bytes: int = DEFAULT_BYTES) -> None:
         super().__init__(adapter, cache_bytes)
-        self.paths = provider_paths(adapter, _path_of(adapter))
+        self.path = _path_of(adapter)  # relative to the provider's base URL
+        self.paths = provider_paths(adapter, self.path)
         self._read: ReadCache[Message] = ReadCache(cache_bytes)  # each wire message read
 
     def serves(self, path: str) -> bool:
