@@ -82,7 +82,9 @@ class ConflictError(ThinksealError):
     not extend the stored one (``save``), or ``create`` named an existing session.
 
     ``session_id`` names the session, ``expected_length`` the length the caller
-    gave (None for ``create``), ``actual_length`` the stored length. Reload the
+    gave (None for ``create``), ``actual_length`` the stored length (None where
+    the write did not read it: ``create``, ``fork`` or ``import_json`` naming an
+    existing session, a lazily loaded session replaced since). Reload the
     new turns (``store.refresh``) and retry. The message never holds message
     content.
     """
