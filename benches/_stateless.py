@@ -74,6 +74,21 @@ MEASURES = {
 }
 
 
+def cold_option(parser: argparse.ArgumentParser) -> None:
+    """``--cold``, which every bench of the stateless rows takes (``use_measure``)."""
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="before each timed round a full collection only, not then another session's request",
+    )
+
+
+def use_measure(args: argparse.Namespace) -> None:
+    """SERVED as ``--cold`` says."""
+    global SERVED  # noqa: PLW0603 - the measure is this module's switch, read by every bench that times with best
+    SERVED = not args.cold
+
+
 def best(
     run: Callable[[], Any],
     rounds: int,
@@ -393,10 +408,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="where a stateless request's time goes", allow_abbrev=False)
     parser.add_argument("--n", type=int, default=3_000, help="messages in the conversation")
     parser.add_argument("--top", type=int, default=15, help="functions shown per profile")
-    parser.add_argument("--cold", action="store_true", help="each timed round after a full collection only")
+    cold_option(parser)
     args = parser.parse_args(argv)
-    global SERVED  # noqa: PLW0603 - the measure is this module's switch, as benches.compare sets it
-    SERVED = not args.cold
+    use_measure(args)
     print(profile(args.n, args.top))
     return 0
 

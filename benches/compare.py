@@ -525,13 +525,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-plot", dest="plot", action="store_false", help="leave docs/performance-peers.png as it is"
     )
-    parser.add_argument(
-        "--cold",
-        action="store_true",
-        help="before each timed round a full collection only, not then another session's request",
-    )
+    _stateless.cold_option(parser)
     args = parser.parse_args(argv)
-    _stateless.SERVED = not args.cold
+    _stateless.use_measure(args)
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
     rounds = QUICK if args.quick else FULL
     for name, ok in _peers.available().items():

@@ -255,9 +255,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="what a stateless request cannot go below here", allow_abbrev=False)
     parser.add_argument("--n", type=int, default=1_000, help="messages in the conversation")
     parser.add_argument("--rounds", type=int, default=21, help="timed rounds per figure (the minimum is kept)")
-    parser.add_argument("--cold", action="store_true", help="each timed round after a full collection only")
+    _stateless.cold_option(parser)
     args = parser.parse_args(argv)
-    _stateless.SERVED = not args.cold
+    _stateless.use_measure(args)
     print(table(floors(args.n, args.rounds)))
     return 0
 
