@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import openai
@@ -55,6 +56,14 @@ def thinking(emu: Any) -> dict[str, Any]:
 def route(emu: Any, provider: str, prefix: str | None = None) -> dict[str, Any]:
     """A gateway route to the emulator ``emu`` of ``provider``."""
     return {"prefix": prefix or f"/{provider}", "provider": provider, "upstream": emu.base_url}
+
+
+def host_route(emu: Any, provider: str, prefix: str | None = None) -> tuple[dict[str, Any], str]:
+    """``route``, with the emulator's host as the upstream (docs/gateway.md's
+    other form), and the provider's base path, which a client then puts after
+    the route's prefix (``/openrouter/api/v1``)."""
+    parts = urlsplit(emu.base_url)
+    return {**route(emu, provider, prefix), "upstream": f"{parts.scheme}://{parts.netloc}"}, parts.path
 
 
 class Client:

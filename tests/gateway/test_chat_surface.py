@@ -13,7 +13,6 @@ import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -23,7 +22,7 @@ from thinkseal.gateway._chat_surface import ChatCompletions
 from thinkseal.providers import provider
 from thinkseal.testing import Step, emulate
 
-from ._openai_support import CHAT_TOOLS, SDK_SUFFIX, Answer, Client, ask, route, thinking
+from ._openai_support import CHAT_TOOLS, SDK_SUFFIX, Answer, Client, ask, host_route, route, thinking
 from .conftest import serve, sqlite_url
 
 QUESTION = {"role": "user", "content": "What is q?"}
@@ -125,11 +124,7 @@ def run(
         if not gateway:
             answers = scenario(Client(emu.base_url + SDK_SUFFIX.get(provider, "")), emu)
             return len(emu.rejections), answers
-        config = route(emu, provider)
-        base_path = ""
-        if host_upstream:
-            parts = urlsplit(emu.base_url)
-            config["upstream"], base_path = f"{parts.scheme}://{parts.netloc}", parts.path
+        config, base_path = host_route(emu, provider) if host_upstream else (route(emu, provider), "")
         with serve({"routes": [config]}) as served:
             client = Client(f"{served.url}/{provider}{base_path}" + SDK_SUFFIX.get(provider, ""))
             answers = scenario(client, emu)

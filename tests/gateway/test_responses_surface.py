@@ -11,14 +11,13 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 
 from thinkseal.gateway._edit import Splice, edited
 from thinkseal.testing import Step, emulate
 
-from ._openai_support import RESPONSES_TOOLS, Answer, Client, ask, route, thinking
+from ._openai_support import RESPONSES_TOOLS, Answer, Client, ask, host_route, route, thinking
 from .conftest import serve, sqlite_url
 
 PROVIDER = "openai-responses"
@@ -96,11 +95,8 @@ def run(
         if not gateway:
             answers = scenario(Client(emu.base_url), emu)
             return len(emu.rejections), answers, emu.requests
-        config = route(emu, PROVIDER, "/openai")
-        base_path = ""
-        if host_upstream:
-            parts = urlsplit(emu.base_url)
-            config["upstream"], base_path = f"{parts.scheme}://{parts.netloc}", parts.path
+        plain = (route(emu, PROVIDER, "/openai"), "")
+        config, base_path = host_route(emu, PROVIDER, "/openai") if host_upstream else plain
         with serve({"routes": [config]}) as served:
             answers = scenario(Client(f"{served.url}/openai{base_path}"), emu)
             return len(emu.rejections), answers, emu.requests
